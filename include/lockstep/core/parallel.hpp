@@ -1,0 +1,19 @@
+// Threads for the CPU kernels (OpenMP underneath when the build has it).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+namespace lockstep {
+
+/// Threads the CPU kernels use; defaults to the OpenMP default (all cores, or OMP_NUM_THREADS).
+int num_threads();
+/// Sets the thread count for later calls; n < 1 throws std::invalid_argument.
+void set_num_threads(int n);
+
+/// Runs body(task, thread) for task in [0, tasks), spread over num_threads() threads with
+/// dynamic scheduling. `thread` is in [0, num_threads()) and identifies per-thread scratch.
+/// The first exception thrown by a body is rethrown on the calling thread.
+void parallel_for(std::int64_t tasks, const std::function<void(std::int64_t task, int thread)>& body);
+
+}  // namespace lockstep

@@ -1,0 +1,79 @@
+// A validated solver call: sizes, the table layouts of θ / w / c, and typed pointers.
+// Both paths (reference and fused) consume a Problem; validation lives only here.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "lockstep/qkan/solver.hpp"
+
+namespace lockstep::qkan::detail {
+
+using lockstep::to_string;
+using qkan::to_string;
+
+/// Where edge (o, i) finds its row in a per-edge table: row = (po == 1 ? 0 : o)·pi + i mod pi.
+struct TableLayout {
+  std::int64_t po = 1, pi = 1;
+  std::int64_t row(std::int64_t o, std::int64_t i) const { return (po == 1 ? 0 : o) * pi + i % pi; }
+  std::int64_t rows() const { return po * pi; }
+  /// True when the table does not depend on o and has one row per input (g == I).
+  bool shared_over_o(std::int64_t I) const { return po == 1 && pi == I; }
+};
+
+enum class Kind { solve, contract };
+
+struct Problem {
+  Kind kind = Kind::solve;
+  Ansatz ansatz = Ansatz::pz;
+  int reps = 3;
+  int R = 4;  ///< θ rows per edge
+  int K = 2;  ///< θ columns per row
+  bool encoding = false;
+  bool fast_measure = true;
+  DType dtype = DType::f32;
+  std::int64_t B = 0, I = 0, O = 0;  ///< O: the contraction's (or plain solve's out_dim) output size
+  std::int64_t O_edges = 0;          ///< distinct circuits over o: 1 or O (see solver.hpp)
+  TableLayout theta_layout, pre_layout;
+  const void* x = nullptr;
+  const void* theta = nullptr;
+  const void* w = nullptr;
+  const void* c = nullptr;
+  const void* W = nullptr;  ///< contraction weight (O, I), contract only
+};
+
+/// Validates a call (shapes, dtypes, options) and returns its Problem; throws
+/// std::invalid_argument naming the offending argument, prefixed by [where].
+Problem resolve(std::string_view where, Kind kind, const Options& opt, const ConstTensor& x,
+                const ConstTensor& theta, const ConstTensor& w, const ConstTensor& c,
+                const ConstTensor* W);
+
+/// Checks that an output or gradient view has the expected dtype and shape.
+void check_output(std::string_view where, const char* name, const MutTensor& t, DType dtype,
+                  const Shape& expected);
+void check_input(std::string_view where, const char* name, const ConstTensor& t, DType dtype,
+                 const Shape& expected);
+
+/// Typed destinations of a backward; nullptr skips that gradient.
+struct GradPtrs {
+  void* x = nullptr;
+  void* theta = nullptr;
+  void* w = nullptr;
+  void* c = nullptr;
+  void* W = nullptr;
+};
+
+/// The two paths. `out` is postacts (B, O_edges, I) for Kind::solve and y (B, O) for
+/// Kind::contract; `grad_out` has the same shape. Gradients are overwritten.
+void reference_forward(const Problem& p, void* out);
+void reference_backward(const Problem& p, const void* grad_out, const GradPtrs& g);
+void fused_forward(const Problem& p, void* out);
+void fused_backward(const Problem& p, const void* grad_out, const GradPtrs& g);
+/// nullptr when the fused path implements p, else why not.
+const char* fused_unsupported(const Problem& p);
+/// Name of the SIMD target the fused CPU path dispatches to on this machine ("AVX3", "AVX2", ...).
+const char* fused_target();
+/// Largest reps the fused kernels implement (their per-rep trig lives in fixed-size arrays).
+inline constexpr int kFusedMaxReps = 16;
+
+}  // namespace lockstep::qkan::detail

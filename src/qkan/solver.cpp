@@ -1,0 +1,137 @@
+// Front end of the solver: validate (problem.cpp), check outputs, pick the path (the one
+// dispatch point), call it.
+#include "lockstep/qkan/solver.hpp"
+
+#include <cstring>
+#include <string>
+
+#include "lockstep/core/error.hpp"
+#include "problem.hpp"
+
+namespace lockstep::qkan {
+
+using namespace detail;
+
+const char* to_string(Path p) {
+  switch (p) {
+    case Path::automatic: return "automatic";
+    case Path::reference: return "reference";
+    case Path::fused: return "fused";
+  }
+  return "?";
+}
+
+Path parse_path(std::string_view name) {
+  if (name == "automatic" || name == "auto") return Path::automatic;
+  if (name == "reference") return Path::reference;
+  if (name == "fused") return Path::fused;
+  invalid_argument("qkan", "unknown path '", name, "'; supported: automatic, reference, fused");
+}
+
+namespace {
+
+Dispatch choose(const Options& opt, const Problem& p) {
+  const char* why_not = fused_unsupported(p);
+  switch (opt.path) {
+    case Path::reference: return {Path::reference, "reference path requested"};
+    case Path::fused:
+      if (why_not) invalid_argument("qkan", "the fused path was requested but ", why_not);
+      [[fallthrough]];
+    case Path::automatic:
+      if (why_not) return {Path::reference, std::string("fused path unavailable: ") + why_not};
+      return {Path::fused, std::string("fused CPU kernels (") + fused_target() + ") implement " +
+                               to_string(p.ansatz) + ", " + lockstep::to_string(p.dtype) +
+                               (p.encoding ? ", encoding on" : ", encoding off")};
+  }
+  invalid_argument("qkan", "unknown path value");
+}
+
+void forward(const Options& opt, const Problem& p, void* out) {
+  if (choose(opt, p).path == Path::fused) fused_forward(p, out);
+  else reference_forward(p, out);
+}
+
+void backward(const Options& opt, const Problem& p, const void* gout, const GradPtrs& g) {
+  if (choose(opt, p).path == Path::fused) fused_backward(p, gout, g);
+  else reference_backward(p, gout, g);
+}
+
+/// Checks the requested gradient views against their inputs and returns typed pointers.
+/// Without the encoding, w and c do not enter the circuit: their gradients are zero.
+GradPtrs grad_ptrs(std::string_view where, const Problem& p, const Grads& g, const ConstTensor& x,
+                   const ConstTensor& theta, const ConstTensor& w, const ConstTensor& c,
+                   const ConstTensor* W) {
+  GradPtrs out;
+  auto take = [&](const char* name, const MutTensor& t, const ConstTensor& like) -> void* {
+    if (!t.given()) return nullptr;
+    if (!like.given()) invalid_argument(where, name, " gradient requested but its input is missing");
+    check_output(where, name, t, p.dtype, like.shape);
+    return t.data;
+  };
+  out.x = take("grad x", g.x, x);
+  out.theta = take("grad theta", g.theta, theta);
+  out.w = take("grad preacts_weight", g.w, w);
+  out.c = take("grad preacts_bias", g.c, c);
+  if (W) out.W = take("grad weight", g.W, *W);
+  else if (g.W.given()) invalid_argument(where, "grad weight requested from a plain solve");
+  if (!p.encoding) {
+    for (auto [ptr, t] : {std::pair{out.w, &w}, std::pair{out.c, &c}})
+      if (ptr) std::memset(ptr, 0, numel(t->shape) * size_of(p.dtype));
+    out.w = out.c = nullptr;
+  }
+  return out;
+}
+
+}  // namespace
+
+Dispatch explain(const Options& opt, DType dtype) {
+  Problem p;
+  p.ansatz = opt.ansatz;
+  p.reps = opt.reps;
+  p.dtype = dtype;
+  p.encoding = encoding_active(opt.ansatz, opt.preacts_trainable);
+  return choose(opt, p);
+}
+
+Shape solve_output_shape(const Options& opt, const ConstTensor& x, const ConstTensor& theta,
+                         const ConstTensor& w, const ConstTensor& c) {
+  const Problem p = resolve("qkan.solve", Kind::solve, opt, x, theta, w, c, nullptr);
+  return {p.B, p.O_edges, p.I};
+}
+
+void solve_forward(const Options& opt, const ConstTensor& x, const ConstTensor& theta,
+                   const ConstTensor& w, const ConstTensor& c, const MutTensor& postacts) {
+  constexpr const char* where = "qkan.solve";
+  const Problem p = resolve(where, Kind::solve, opt, x, theta, w, c, nullptr);
+  check_output(where, "postacts", postacts, p.dtype, {p.B, p.O_edges, p.I});
+  forward(opt, p, postacts.data);
+}
+
+void solve_backward(const Options& opt, const ConstTensor& x, const ConstTensor& theta,
+                    const ConstTensor& w, const ConstTensor& c, const ConstTensor& grad_postacts,
+                    const Grads& grads) {
+  constexpr const char* where = "qkan.solve_backward";
+  const Problem p = resolve(where, Kind::solve, opt, x, theta, w, c, nullptr);
+  check_input(where, "grad_postacts", grad_postacts, p.dtype, {p.B, p.O_edges, p.I});
+  backward(opt, p, grad_postacts.data, grad_ptrs(where, p, grads, x, theta, w, c, nullptr));
+}
+
+void contract_forward(const Options& opt, const ConstTensor& x, const ConstTensor& theta,
+                      const ConstTensor& w, const ConstTensor& c, const ConstTensor& W,
+                      const MutTensor& y) {
+  constexpr const char* where = "qkan.contract";
+  const Problem p = resolve(where, Kind::contract, opt, x, theta, w, c, &W);
+  check_output(where, "y", y, p.dtype, {p.B, p.O});
+  forward(opt, p, y.data);
+}
+
+void contract_backward(const Options& opt, const ConstTensor& x, const ConstTensor& theta,
+                       const ConstTensor& w, const ConstTensor& c, const ConstTensor& W,
+                       const ConstTensor& grad_y, const Grads& grads) {
+  constexpr const char* where = "qkan.contract_backward";
+  const Problem p = resolve(where, Kind::contract, opt, x, theta, w, c, &W);
+  check_input(where, "grad_y", grad_y, p.dtype, {p.B, p.O});
+  backward(opt, p, grad_y.data, grad_ptrs(where, p, grads, x, theta, w, c, &W));
+}
+
+}  // namespace lockstep::qkan
