@@ -22,7 +22,8 @@ const char* to_string(Ansatz a) {
     case Ansatz::real: return "real";
     case Ansatz::mix: return "mix";
   }
-  return "?";
+  invalid_argument("qkan", "unknown ansatz value ", static_cast<int>(a),
+                   "; supported: pz_encoding, rpz_encoding, px_encoding, real, mix");
 }
 
 int theta_rows(Ansatz a, int reps) { return a == Ansatz::real ? reps : reps + 1; }

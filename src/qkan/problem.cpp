@@ -7,6 +7,19 @@ namespace {
 
 bool is_float(DType d) { return d == DType::f32 || d == DType::f64; }
 
+/// Element count of an input, as invalid_argument past 2^63; a non-empty view needs data.
+std::int64_t checked_numel(std::string_view where, const char* name, const ConstTensor& t) {
+  std::int64_t n = 0;
+  try {
+    n = numel(t.shape);
+  } catch (const std::exception& e) {
+    invalid_argument(where, name, ": ", e.what());
+  }
+  if (n > 0 && t.data == nullptr) invalid_argument(where, name, " is missing: shape ", to_string(t.shape), " but no data");
+  return n;
+}
+
+
 /// Reads a per-edge table's layout from its shape: natural (O, I, tail...) or grouped
 /// (g, tail...) / (1, g, tail...). `tail` is the per-row shape, e.g. (R', k) for θ.
 TableLayout table_layout(std::string_view where, const char* name, const ConstTensor& t,
@@ -22,6 +35,7 @@ TableLayout table_layout(std::string_view where, const char* name, const ConstTe
   };
   if (rank != tr + 1 && rank != tr + 2)
     invalid_argument(where, name, " has shape ", to_string(t.shape), ", expected ", expected());
+  checked_numel(where, name, t);
   for (int k = 0; k < tr; ++k)
     if (t.shape[rank - tr + k] != tail[k])
       invalid_argument(where, name, " has shape ", to_string(t.shape), ", expected ", expected());
@@ -37,7 +51,7 @@ TableLayout table_layout(std::string_view where, const char* name, const ConstTe
     L.po = 1;
     L.pi = t.shape[1];
   } else {
-    invalid_argument(where, name, " has shape ", to_string(t.shape), ": a 4-D table is (O, I=",
+    invalid_argument(where, name, " has shape ", to_string(t.shape), ": a table with both O and g is (O, I=",
                      I, ", ...) or (1, g, ...)");
   }
   if (L.pi < 1) invalid_argument(where, name, " has an empty group dimension: ", to_string(t.shape));
@@ -57,6 +71,7 @@ Problem resolve(std::string_view where, Kind kind, const Options& opt, const Con
                 const ConstTensor* W) {
   Problem p;
   p.kind = kind;
+  (void)to_string(opt.ansatz);  // throws for a value outside the enum
   p.ansatz = opt.ansatz;
   if (opt.reps < 1) invalid_argument(where, "reps must be >= 1, got ", opt.reps);
   p.reps = opt.reps;
@@ -71,6 +86,7 @@ Problem resolve(std::string_view where, Kind kind, const Options& opt, const Con
   if (!x.given()) invalid_argument(where, "x is missing");
   if (!is_float(x.dtype)) invalid_argument(where, "x has an unsupported dtype");
   if (x.rank() != 2) invalid_argument(where, "x has shape ", to_string(x.shape), ", expected (B, I)");
+  checked_numel(where, "x", x);
   p.dtype = x.dtype;
   p.B = x.shape[0];
   p.I = x.shape[1];
@@ -88,6 +104,7 @@ Problem resolve(std::string_view where, Kind kind, const Options& opt, const Con
     if (!c.given()) invalid_argument(where, "preacts_bias is missing but the encoding is active");
     check_dtype(where, "preacts_weight", w, p.dtype);
     check_dtype(where, "preacts_bias", c, p.dtype);
+    checked_numel(where, "preacts_bias", c);
     if (w.shape != c.shape)
       invalid_argument(where, "preacts_weight has shape ", to_string(w.shape),
                        " but preacts_bias has shape ", to_string(c.shape), "; they must match");
@@ -104,8 +121,9 @@ Problem resolve(std::string_view where, Kind kind, const Options& opt, const Con
   if (kind == Kind::contract) {
     if (W == nullptr || !W->given()) invalid_argument(where, "weight is missing");
     check_dtype(where, "weight", *W, p.dtype);
-    if (W->rank() != 2 || W->shape[1] != p.I)
-      invalid_argument(where, "weight has shape ", to_string(W->shape), ", expected (O, I=", p.I, ")");
+    if (W->rank() != 2 || W->shape[1] != p.I || W->shape[0] < 1)
+      invalid_argument(where, "weight has shape ", to_string(W->shape), ", expected (O, I=", p.I, ") with O >= 1");
+    checked_numel(where, "weight", *W);
     p.O = W->shape[0];
     if (opt.out_dim != -1 && opt.out_dim != p.O)
       invalid_argument(where, "out_dim is ", opt.out_dim, " but weight has shape ", to_string(W->shape));
@@ -121,7 +139,11 @@ Problem resolve(std::string_view where, Kind kind, const Options& opt, const Con
   const bool shared = p.theta_layout.shared_over_o(p.I) && (!p.encoding || p.pre_layout.shared_over_o(p.I));
   p.O_edges = shared ? 1 : p.O;
   // Every index below is int64; this guards the products the kernels form.
-  (void)numel({p.B, p.O, p.I});
+  try {
+    (void)numel({p.B, p.O, p.I});
+  } catch (const std::exception& e) {
+    invalid_argument(where, "the circuit count B*O*I: ", e.what());
+  }
   return p;
 }
 
@@ -133,6 +155,7 @@ void check_output(std::string_view where, const char* name, const MutTensor& t, 
 void check_input(std::string_view where, const char* name, const ConstTensor& t, DType dtype,
                  const Shape& expected) {
   if (!t.given()) invalid_argument(where, name, " is missing");
+  checked_numel(where, name, t);
   if (t.dtype != dtype)
     invalid_argument(where, name, " has dtype ", to_string(t.dtype), ", expected ", to_string(dtype));
   if (t.shape != expected)

@@ -51,8 +51,8 @@ void forward(const Options& opt, const Problem& p, void* out) {
   else reference_forward(p, out);
 }
 
-void backward(const Options& opt, const Problem& p, const void* gout, const GradPtrs& g) {
-  if (choose(opt, p).path == Path::fused) fused_backward(p, gout, g);
+void backward(Path path, const Problem& p, const void* gout, const GradPtrs& g) {
+  if (path == Path::fused) fused_backward(p, gout, g);
   else reference_backward(p, gout, g);
 }
 
@@ -85,6 +85,11 @@ GradPtrs grad_ptrs(std::string_view where, const Problem& p, const Grads& g, con
 }  // namespace
 
 Dispatch explain(const Options& opt, DType dtype) {
+  constexpr const char* where = "qkan.explain";
+  if (opt.reps < 1) invalid_argument(where, "reps must be >= 1, got ", opt.reps);
+  (void)to_string(opt.ansatz);
+  if (opt.ansatz == Ansatz::px && !opt.preacts_trainable)
+    invalid_argument(where, "px_encoding needs the encoding active (preacts_trainable=true)");
   Problem p;
   p.ansatz = opt.ansatz;
   p.reps = opt.reps;
@@ -113,7 +118,8 @@ void solve_backward(const Options& opt, const ConstTensor& x, const ConstTensor&
   constexpr const char* where = "qkan.solve_backward";
   const Problem p = resolve(where, Kind::solve, opt, x, theta, w, c, nullptr);
   check_input(where, "grad_postacts", grad_postacts, p.dtype, {p.B, p.O_edges, p.I});
-  backward(opt, p, grad_postacts.data, grad_ptrs(where, p, grads, x, theta, w, c, nullptr));
+  const Path path = choose(opt, p).path;  // may refuse: before any gradient buffer is touched
+  backward(path, p, grad_postacts.data, grad_ptrs(where, p, grads, x, theta, w, c, nullptr));
 }
 
 void contract_forward(const Options& opt, const ConstTensor& x, const ConstTensor& theta,
@@ -131,7 +137,8 @@ void contract_backward(const Options& opt, const ConstTensor& x, const ConstTens
   constexpr const char* where = "qkan.contract_backward";
   const Problem p = resolve(where, Kind::contract, opt, x, theta, w, c, &W);
   check_input(where, "grad_y", grad_y, p.dtype, {p.B, p.O});
-  backward(opt, p, grad_y.data, grad_ptrs(where, p, grads, x, theta, w, c, &W));
+  const Path path = choose(opt, p).path;  // may refuse: before any gradient buffer is touched
+  backward(path, p, grad_y.data, grad_ptrs(where, p, grads, x, theta, w, c, &W));
 }
 
 }  // namespace lockstep::qkan

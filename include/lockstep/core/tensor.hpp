@@ -25,24 +25,25 @@ std::string to_string(const Shape& shape);
 /// Number of elements; throws std::overflow_error past 2^63.
 std::int64_t numel(const Shape& shape);
 
-/// Read-only view. `data == nullptr` means "not given" (an optional input).
+/// Read-only view. A view with neither data nor shape is "not given" (an optional input); a
+/// zero-size view may have a null pointer (as empty torch tensors do).
 struct ConstTensor {
   const void* data = nullptr;
   DType dtype = DType::f32;
   Shape shape;
 
-  bool given() const { return data != nullptr; }
+  bool given() const { return data != nullptr || !shape.empty(); }
   int rank() const { return static_cast<int>(shape.size()); }
   template <class T> const T* as() const { return static_cast<const T*>(data); }
 };
 
-/// Writable view. `data == nullptr` means "not wanted" (an output to skip).
+/// Writable view. A view with neither data nor shape is "not wanted" (an output to skip).
 struct MutTensor {
   void* data = nullptr;
   DType dtype = DType::f32;
   Shape shape;
 
-  bool given() const { return data != nullptr; }
+  bool given() const { return data != nullptr || !shape.empty(); }
   int rank() const { return static_cast<int>(shape.size()); }
   template <class T> T* as() const { return static_cast<T*>(data); }
   ConstTensor view() const { return {data, dtype, shape}; }

@@ -11,7 +11,7 @@ enum class Ansatz { pz, rpz, px, real, mix };
 /// Parses an ansatz name or alias ("pz_encoding"/"pz", "rpz_encoding"/"rpz",
 /// "px_encoding"/"px", "real", "mix"); anything else throws std::invalid_argument listing them.
 Ansatz parse_ansatz(std::string_view name);
-/// Canonical name ("pz_encoding", ...).
+/// Canonical name ("pz_encoding", ...); a value outside the enum throws std::invalid_argument.
 const char* to_string(Ansatz ansatz);
 
 /// θ rows per edge: reps + 1, or reps for `real`.

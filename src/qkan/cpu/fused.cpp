@@ -51,20 +51,21 @@ template <int axis, class V> HWY_INLINE V dphi(const V* g, const V* n) {
   return hn::MulSub(g[v], n[u], hn::Mul(g[u], n[v]));
 }
 
-/// Measurement of ⟨Z⟩ = z: fast = |α| − |β| = z / √(1 + √(1 − z²)), else z.
-template <class D, class V> HWY_INLINE V measure(D d, V z, bool fast) {
-  if (!fast) return z;
-  const V one = hn::Set(d, 1);
-  const V r = hn::Sqrt(hn::Mul(hn::Sub(one, z), hn::Add(one, z)));
-  return hn::Div(z, hn::Sqrt(hn::Add(one, r)));
+/// r = √(1 − z²) of the final Bloch vector, taken as √(n_x² + n_y²): accurate near the poles,
+/// where 1 − z² cancels (z = 1 − 1e-8 would lose half the digits).
+template <class V> HWY_INLINE V transverse(const V* n) { return hn::Sqrt(hn::MulAdd(n[0], n[0], hn::Mul(n[1], n[1]))); }
+
+/// Measurement of the final Bloch vector n: fast = |α| − |β| = z / √(1 + r), else ⟨Z⟩ = z.
+template <class D, class V> HWY_INLINE V measure(D d, const V* n, bool fast) {
+  if (!fast) return n[2];
+  return hn::Div(n[2], hn::Sqrt(hn::Add(hn::Set(d, 1), transverse(n))));
 }
-/// d measure / dz. With r = √(n_x² + n_y²) (accurate near the poles, where 1 − z² cancels):
-/// d fast/dz = √(1 + r) / (2r), guarded so r → 0 gives a large finite value, not inf·0.
+/// d measure / dz: d fast/dz = √(1 + r) / (2r), r guarded so r → 0 gives a large finite
+/// value (times a vanishing a × n), not inf·0.
 template <class D, class V> HWY_INLINE V measure_slope(D d, const V* n, bool fast) {
   if (!fast) return hn::Set(d, 1);
   using T = hn::TFromD<D>;
-  const V r = hn::Max(hn::Sqrt(hn::MulAdd(n[0], n[0], hn::Mul(n[1], n[1]))),
-                      hn::Set(d, std::numeric_limits<T>::min()));
+  const V r = hn::Max(transverse(n), hn::Set(d, std::numeric_limits<T>::min()));
   return hn::Div(hn::Sqrt(hn::Add(hn::Set(d, 1), r)), hn::Add(r, r));
 }
 
@@ -120,7 +121,7 @@ template <Ansatz A, bool Enc> struct Generic {
       rot<kDataAxis>(n, c, s);
       const_gates(d, q, n);
     }
-    return measure(d, n[2], fast);
+    return measure(d, n, fast);
   }
 
   /// Recomputes the forward, then walks the gates backwards, un-applying each to recover its
@@ -136,7 +137,7 @@ template <Ansatz A, bool Enc> struct Generic {
       rot<kDataAxis>(n, cs[l][0], cs[l][1]);
       const_gates(d, q, n);
     }
-    const V out = measure(d, n[2], fast);
+    const V out = measure(d, n, fast);
     const V zero = hn::Zero(d);
     V g[3] = {zero, zero, hn::Mul(gout, measure_slope(d, n, fast))};
     for (int l = reps - 1; l >= 0; --l) {
@@ -197,16 +198,17 @@ template <bool Enc> struct Real {
     V sS, cS;
     trig(d, rec, pr, sS, cS);
     const V sign = hn::Set(d, (reps % 2) ? 1 : -1);
-    return measure(d, hn::Mul(sign, sS), fast);
+    // The Bloch vector stays in the x-z plane: (±cos S, 0, z); r = |cos S|.
+    const V n[3] = {cS, hn::Zero(d), hn::Mul(sign, sS)};
+    return measure(d, n, fast);
   }
   template <class D, class V>
   static HWY_INLINE V backward(D d, const hn::TFromD<D>* rec, int reps, const Prep<V>& pr, bool fast, V gout, V* slots, V& dx) {
     V sS, cS;
     trig(d, rec, pr, sS, cS);
     const V sign = hn::Set(d, (reps % 2) ? 1 : -1);
-    const V z = hn::Mul(sign, sS);
-    // The Bloch vector is (σ' cos S, 0, z) up to sign, so r = |cos S|.
-    V n[3] = {cS, hn::Zero(d), z};
+    // The Bloch vector stays in the x-z plane: (±cos S, 0, z); r = |cos S|.
+    const V n[3] = {cS, hn::Zero(d), hn::Mul(sign, sS)};
     const V dS = hn::Mul(hn::Mul(gout, measure_slope(d, n, fast)), hn::Mul(sign, cS));
     slots[0] = hn::Add(slots[0], dS);
     if constexpr (Enc) {
@@ -215,7 +217,7 @@ template <bool Enc> struct Real {
     } else {
       dx = hn::MulAdd(hn::Set(d, static_cast<hn::TFromD<D>>(reps)), dS, dx);
     }
-    return measure(d, z, fast);
+    return measure(d, n, fast);
   }
 };
 

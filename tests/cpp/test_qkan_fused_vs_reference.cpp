@@ -1,0 +1,230 @@
+// The fused path against the reference path on fresh random inputs: every ansatz × measurement
+// × encoding × table layout × precision, plain and contracted, forward and backward (all
+// gradients). Odd sizes and B past the fused chunk (64 rows) exercise the SIMD and chunk tails.
+// If the fused path is not available these tests fail with the library's exception (by design:
+// they are the fused path's acceptance tests).
+#include "lockstep/core/parallel.hpp"
+#include "qkan_test_util.hpp"
+
+namespace lockstep::test {
+namespace {
+
+std::vector<Config> grid() {
+  std::vector<Config> out;
+  for (const AnsatzEnc& ae : all_ansatz_encodings())
+    for (bool fast : {true, false})
+      for (Group g : {Group::natural, Group::grouped, Group::grouped4d, Group::shared, Group::mixed})
+        for (DType d : {DType::f32, DType::f64})
+          for (std::int64_t B : {37, 300}) {
+            Config c;
+            c.ansatz = ae.ansatz;
+            c.preacts_trainable = ae.preacts_trainable;
+            c.fast = fast;
+            c.group = g;
+            c.dtype = d;
+            c.B = B;
+            c.I = 5;
+            c.O = 3;
+            out.push_back(c);
+          }
+  // Other sizes (one row, exactly one chunk, one past it, wide) and reps up to the fused limit.
+  for (Ansatz a : {Ansatz::pz, Ansatz::real, Ansatz::mix, Ansatz::px})
+    for (DType d : {DType::f32, DType::f64}) {
+      for (auto [B, I, O] : {std::tuple<std::int64_t, std::int64_t, std::int64_t>{1, 1, 1}, {64, 2, 1}, {65, 7, 2}, {129, 3, 4}}) {
+        Config c;
+        c.ansatz = a;
+        c.preacts_trainable = a == Ansatz::px;
+        c.dtype = d;
+        c.B = B;
+        c.I = I;
+        c.O = O;
+        out.push_back(c);
+      }
+      for (int reps : {1, 2, 5, 16}) {
+        Config c;
+        c.ansatz = a;
+        c.preacts_trainable = true;
+        c.fast = reps % 2 == 0;
+        c.dtype = d;
+        c.reps = reps;
+        c.B = 37;
+        out.push_back(c);
+      }
+    }
+  return out;
+}
+
+class FusedVsReference : public ::testing::TestWithParam<Config> {};
+
+TEST_P(FusedVsReference, PlainForward) {
+  const Config cfg = GetParam();
+  for_dtype(cfg.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const std::uint64_t seed = seed_of(current_test_name());
+    SCOPED_TRACE(::testing::Message() << "seed " << seed);
+    const Inputs<T> in = make_inputs<T>(cfg, seed);
+    EXPECT_EQ(qkan::solve_output_shape(cfg.options(Path::fused), in.xv(), in.thetav(), in.wv(), in.cv()),
+              cfg.plain_shape());
+    const Guarded<T> ref = run_solve(in, Path::reference);
+    const Guarded<T> got = run_solve(in, Path::fused);
+    EXPECT_TRUE(all_close("postacts", got, ref, tol<T>.fwd_abs, 0));
+  });
+}
+
+TEST_P(FusedVsReference, PlainBackward) {
+  const Config cfg = GetParam();
+  for_dtype(cfg.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const std::uint64_t seed = seed_of(current_test_name());
+    SCOPED_TRACE(::testing::Message() << "seed " << seed);
+    const Inputs<T> in = make_inputs<T>(cfg, seed);
+    const Guarded<T> gout = random_like<T>(cfg.plain_shape(), seed + 1);
+    const GradSet<T> ref = run_solve_backward(in, Path::reference, gout);
+    const GradSet<T> got = run_solve_backward(in, Path::fused, gout);
+    expect_grads_close(got, ref, tol<T>.grad_abs, tol<T>.grad_rel);
+  });
+}
+
+TEST_P(FusedVsReference, ContractForward) {
+  const Config cfg = GetParam();
+  for_dtype(cfg.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const std::uint64_t seed = seed_of(current_test_name());
+    SCOPED_TRACE(::testing::Message() << "seed " << seed);
+    const Inputs<T> in = make_inputs<T>(cfg, seed);
+    const Guarded<T> ref = run_contract(in, Path::reference);
+    const Guarded<T> got = run_contract(in, Path::fused);
+    EXPECT_TRUE(all_close("y", got, ref, contract_atol(in), 0));
+  });
+}
+
+TEST_P(FusedVsReference, ContractBackward) {
+  const Config cfg = GetParam();
+  for_dtype(cfg.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const std::uint64_t seed = seed_of(current_test_name());
+    SCOPED_TRACE(::testing::Message() << "seed " << seed);
+    const Inputs<T> in = make_inputs<T>(cfg, seed);
+    const Guarded<T> gy = random_like<T>({cfg.B, cfg.O}, seed + 1);
+    const GradSet<T> ref = run_contract_backward(in, Path::reference, gy);
+    const GradSet<T> got = run_contract_backward(in, Path::fused, gy);
+    expect_grads_close(got, ref, tol<T>.grad_abs, tol<T>.grad_rel);
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Qkan, FusedVsReference, ::testing::ValuesIn(grid()),
+                         [](const ::testing::TestParamInfo<Config>& info) { return info.param.name(); });
+
+// ---------------------------------------------------------------------------------------------
+// Near the poles z = ±1 the fast measurement |α| − |β| = √((1+z)/2) − √((1−z)/2) is a smooth
+// function of the circuit angles but an ill-conditioned function of z: computing it from z
+// (√(1 − z²)) loses half the digits. The circuits below approach a pole as x → 0:
+//   real, L = 1, θ = π/2:           z = sin(x − π/2) = −cos x
+//   pz, θ = 0 but θ[L][1] = −π/2:   z = cos(L·x)
+// so 1 − |z| ≈ (Lx)²/2. Computing fast from the Bloch vector as z / √(1 + r), r = √(n_x² + n_y²),
+// keeps full precision; √(1 − z²) does not.
+// x runs over 10^-1 .. 10^-7 and 0.
+
+using PoleParam = std::tuple<DType, Ansatz>;
+class FusedNearPoles : public ::testing::TestWithParam<PoleParam> {};
+
+TEST_P(FusedNearPoles, FastMeasureKeepsItsAccuracy) {
+  const auto [dtype, ansatz] = GetParam();
+  Config cfg;
+  cfg.ansatz = ansatz;
+  cfg.reps = ansatz == Ansatz::real ? 1 : 3;
+  cfg.fast = true;
+  cfg.dtype = dtype;
+  cfg.B = 15;
+  cfg.I = 1;
+  cfg.O = 1;
+  for_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    Inputs<T> in = make_inputs<T>(cfg, seed_of(current_test_name()));
+    for (std::int64_t b = 0; b < cfg.B; ++b) in.x[b] = b == cfg.B - 1 ? T(0) : T((b % 2 ? -1 : 1) * std::pow(10.0, -1 - b / 2));
+    for (std::size_t k = 0; k < in.theta.size(); ++k) in.theta[k] = T(0);
+    if (ansatz == Ansatz::real) in.theta[0] = T(M_PI / 2);
+    else in.theta[in.theta.size() - 1] = T(-M_PI / 2);
+    const Guarded<T> ref = run_solve(in, Path::reference);
+    const Guarded<T> got = run_solve(in, Path::fused);
+    EXPECT_TRUE(all_close("postacts", got, ref, tol<T>.fwd_abs, 0));
+    const Guarded<T> g = random_like<T>(cfg.plain_shape(), 7);
+    expect_grads_close(run_solve_backward(in, Path::fused, g), run_solve_backward(in, Path::reference, g),
+                       tol<T>.grad_abs, tol<T>.grad_rel);
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Qkan, FusedNearPoles,
+                         ::testing::Combine(::testing::Values(DType::f32, DType::f64),
+                                            ::testing::Values(Ansatz::real, Ansatz::pz)),
+                         [](const ::testing::TestParamInfo<PoleParam>& info) {
+                           return std::string(short_name(std::get<0>(info.param))) + "_" + short_name(std::get<1>(info.param));
+                         });
+
+// ---------------------------------------------------------------------------------------------
+// The fused path's results do not depend on the thread count (forward bitwise; backward up to
+// the order of the per-thread double sums), and Path::automatic runs it.
+
+class FusedThreads : public ::testing::TestWithParam<Config> {
+ protected:
+  void SetUp() override { saved_ = num_threads(); }
+  void TearDown() override { set_num_threads(saved_); }
+  int saved_ = 1;
+};
+
+TEST_P(FusedThreads, ResultsIndependentOfThreadCount) {
+  const Config cfg = GetParam();
+  for_dtype(cfg.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const std::uint64_t seed = seed_of(current_test_name());
+    SCOPED_TRACE(::testing::Message() << "seed " << seed);
+    const Inputs<T> in = make_inputs<T>(cfg, seed);
+    const Guarded<T> gout = random_like<T>(cfg.plain_shape(), seed + 1);
+    const Guarded<T> gy = random_like<T>({cfg.B, cfg.O}, seed + 2);
+    set_num_threads(1);
+    const Guarded<T> post1 = run_solve(in, Path::fused), y1 = run_contract(in, Path::fused);
+    const GradSet<T> gp1 = run_solve_backward(in, Path::fused, gout), gc1 = run_contract_backward(in, Path::fused, gy);
+    for (int nt : {2, 3, 7}) {
+      SCOPED_TRACE(::testing::Message() << nt << " threads");
+      set_num_threads(nt);
+      EXPECT_TRUE(identical("postacts", run_solve(in, Path::fused), post1));
+      EXPECT_TRUE(identical("y", run_contract(in, Path::fused), y1));
+      expect_grads_close(run_solve_backward(in, Path::fused, gout), gp1, tol<T>.same, 0);
+      expect_grads_close(run_contract_backward(in, Path::fused, gy), gc1, tol<T>.same, 0);
+    }
+  });
+}
+
+TEST_P(FusedThreads, AutomaticRunsFused) {
+  const Config cfg = GetParam();
+  for_dtype(cfg.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const std::uint64_t seed = seed_of(current_test_name());
+    const Inputs<T> in = make_inputs<T>(cfg, seed);
+    EXPECT_EQ(qkan::explain(cfg.options(Path::automatic), cfg.dtype).path, Path::fused);
+    EXPECT_TRUE(identical("postacts", run_solve(in, Path::automatic), run_solve(in, Path::fused)));
+    EXPECT_TRUE(identical("y", run_contract(in, Path::automatic), run_contract(in, Path::fused)));
+  });
+}
+
+std::vector<Config> thread_configs() {
+  std::vector<Config> out;
+  for (Ansatz a : {Ansatz::pz, Ansatz::real, Ansatz::rpz})
+    for (DType d : {DType::f32, DType::f64}) {
+      Config c;
+      c.ansatz = a;
+      c.preacts_trainable = true;
+      c.dtype = d;
+      c.B = 333;
+      c.I = 6;
+      c.O = 4;
+      out.push_back(c);
+    }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Qkan, FusedThreads, ::testing::ValuesIn(thread_configs()),
+                         [](const ::testing::TestParamInfo<Config>& info) { return info.param.name(); });
+
+}  // namespace
+}  // namespace lockstep::test
