@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
+#include <thread>
 #include <exception>
 #include <mutex>
 #include <stdexcept>
@@ -14,17 +16,25 @@
 namespace lockstep {
 
 namespace {
-std::atomic<int> g_threads{0};  // 0: the OpenMP default
+std::atomic<int> g_threads{0};  // 0: default_threads()
+
+/// OMP_NUM_THREADS when set, else every hardware thread. Not omp_get_max_threads(): a host
+/// program (torch, for one) may lower that for its own pool, which would silently shrink ours.
+int default_threads() {
+  if (const char* env = std::getenv("OMP_NUM_THREADS")) {
+    const int n = std::atoi(env);
+    if (n > 0) return n;
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
 }
+
+}  // namespace
 
 int num_threads() {
   const int n = g_threads.load();
   if (n > 0) return n;
-#ifdef _OPENMP
-  return omp_get_max_threads();
-#else
-  return 1;
-#endif
+  static const int fallback = default_threads();
+  return fallback;
 }
 
 void set_num_threads(int n) {

@@ -133,7 +133,8 @@ Problem resolve(std::string_view where, Kind kind, const Options& opt, const Con
   }
   if (p.O < 1) invalid_argument(where, "out_dim must be >= 1, got ", p.O);
   if (O_natural != -1 && O_natural != p.O)
-    invalid_argument(where, "theta/preacts have O = ", O_natural, " rows but the output has O = ", p.O);
+    invalid_argument(where, "theta/preacts have O = ", O_natural, " rows but ",
+                     kind == Kind::contract ? "weight has O = " : "out_dim is ", p.O);
   if (p.B < 0) invalid_argument(where, "x has a negative batch size");
 
   const bool shared = p.theta_layout.shared_over_o(p.I) && (!p.encoding || p.pre_layout.shared_over_o(p.I));

@@ -64,16 +64,16 @@ GradPtrs grad_ptrs(std::string_view where, const Problem& p, const Grads& g, con
   GradPtrs out;
   auto take = [&](const char* name, const MutTensor& t, const ConstTensor& like) -> void* {
     if (!t.given()) return nullptr;
-    if (!like.given()) invalid_argument(where, name, " gradient requested but its input is missing");
-    check_output(where, name, t, p.dtype, like.shape);
+    if (!like.given()) invalid_argument(where, "grad ", name, " was requested but ", name, " is missing");
+    check_output(where, ("grad " + std::string(name)).c_str(), t, p.dtype, like.shape);
     return t.data;
   };
-  out.x = take("grad x", g.x, x);
-  out.theta = take("grad theta", g.theta, theta);
-  out.w = take("grad preacts_weight", g.w, w);
-  out.c = take("grad preacts_bias", g.c, c);
-  if (W) out.W = take("grad weight", g.W, *W);
-  else if (g.W.given()) invalid_argument(where, "grad weight requested from a plain solve");
+  out.x = take("x", g.x, x);
+  out.theta = take("theta", g.theta, theta);
+  out.w = take("preacts_weight", g.w, w);
+  out.c = take("preacts_bias", g.c, c);
+  if (W) out.W = take("weight", g.W, *W);
+  else if (g.W.given()) invalid_argument(where, "grad weight was requested from a plain solve, which has no weight");
   if (!p.encoding) {
     for (auto [ptr, t] : {std::pair{out.w, &w}, std::pair{out.c, &c}})
       if (ptr) std::memset(ptr, 0, numel(t->shape) * size_of(p.dtype));

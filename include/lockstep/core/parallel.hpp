@@ -6,7 +6,7 @@
 
 namespace lockstep {
 
-/// Threads the CPU kernels use; defaults to the OpenMP default (all cores, or OMP_NUM_THREADS).
+/// Threads the CPU kernels use: set_num_threads(n), else OMP_NUM_THREADS, else all hardware threads.
 int num_threads();
 /// Sets the thread count for later calls; n < 1 throws std::invalid_argument.
 void set_num_threads(int n);
