@@ -14,7 +14,6 @@ import argparse
 import json
 import os
 import platform
-import resource
 import subprocess
 import sys
 import time
@@ -119,18 +118,23 @@ def run_case(cfg, case):
 
 
 def memory_child(B, I, O, reps, dtype):
-    """An upper bound on the peak RSS growth (bytes) of one contracted forward + backward,
-    inputs excluded: the high-water mark after the call minus the resident size before it."""
+    """Peak RSS growth (bytes) of one contracted forward + backward, inputs excluded: the
+    kernel's high-water mark (VmHWM, reset just before the call through /proc/self/clear_refs)
+    minus the resident size before it."""
     x, theta, w, c, W = make_inputs(B, I, O, reps, dtype, False)
     gy = torch.ones(B, O, dtype=x.dtype)
     for t in (theta, W):
         t.requires_grad_(True)
-    with open("/proc/self/status") as f:
-        base = next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+    def status(key):
+        with open("/proc/self/status") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith(key + ":"))
+
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")  # resets the peak resident set size (VmHWM) to the current one
+    base = status("VmRSS")
     y = lq.contract(x, theta, w, c, W, reps)
     y.backward(gy)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return (peak - base) * 1024
+    return (status("VmHWM") - base) * 1024
 
 
 def main():
