@@ -7,5 +7,5 @@ cd "$ROOT"
 BUILD="${LOCKSTEP_BUILD_DIR:-build/test}"
 cmake -S . -B "$BUILD" -DLOCKSTEP_CUDA=AUTO -DLOCKSTEP_TESTS=ON
 cmake --build "$BUILD" -j"$(nproc)"
-ctest --test-dir "$BUILD" --output-on-failure
+ctest --test-dir "$BUILD" --output-on-failure -j"$(nproc)"
 "$ROOT/.venv/bin/python" -m pytest -q tests/python

@@ -42,9 +42,10 @@ void set_num_threads(int n) {
   g_threads.store(n);
 }
 
-void parallel_for(std::int64_t tasks, const std::function<void(std::int64_t, int)>& body) {
+void parallel_for(std::int64_t tasks, const std::function<void(std::int64_t, int)>& body, int threads) {
   if (tasks <= 0) return;
-  const int nt = static_cast<int>(std::min<std::int64_t>(num_threads(), tasks));
+  const int limit = threads > 0 ? std::min(threads, num_threads()) : num_threads();
+  const int nt = static_cast<int>(std::min<std::int64_t>(limit, tasks));
   if (nt == 1) {
     for (std::int64_t t = 0; t < tasks; ++t) body(t, 0);
     return;

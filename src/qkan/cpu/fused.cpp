@@ -31,6 +31,10 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 constexpr std::int64_t NB = 64;  // batch rows per task
 
+/// Threads worth starting: below ~2^17 circuits a call takes tens of µs, less than waking a
+/// thread team costs (the 1×1 quick-start layer, B = 1000, ran 1.4× slower on two threads).
+inline int threads_for(const Problem& p) { return p.B * p.O * p.I < (std::int64_t{1} << 17) ? 1 : num_threads(); }
+
 /// Rotates (n[u], n[v]) by (c, s): the Bloch rotation about `axis`.
 template <int axis, class V> HWY_INLINE void rot(V* n, V c, V s) {
   constexpr int u = (axis + 1) % 3, v = (axis + 2) % 3;
@@ -253,7 +257,7 @@ template <class Circ, class T> void forward_kernel(const Inputs<T>& in, T* out) 
   constexpr std::int64_t NV = NB / N;
   const std::int64_t tasks = (p.B + NB - 1) / NB;
   const bool contract = p.kind == Kind::contract;
-  const int nt = num_threads();
+  const int nt = threads_for(p);
   std::vector<hwy::AlignedFreeUniquePtr<T[]>> xs(nt), acc(nt);
   parallel_for(tasks, [&](std::int64_t task, int th) {
     const std::int64_t b0 = task * NB, nb = std::min(NB, p.B - b0);
@@ -290,7 +294,7 @@ template <class Circ, class T> void forward_kernel(const Inputs<T>& in, T* out) 
       }
     }
     if (contract) store_transposed(yt, p.O, b0, nb, out);
-  });
+  }, nt);
 }
 
 template <class T> struct BackwardOut {
@@ -312,7 +316,7 @@ void backward_kernel(const Inputs<T>& in, const T* gout, const BackwardOut<T>& w
   const bool contract = p.kind == Kind::contract;
   const int NS = edge_slot_count(p);
   const std::int64_t edges = p.O_edges * p.I;
-  const int nt = std::max<int>(1, std::min<std::int64_t>(num_threads(), tasks));
+  const int nt = threads_for(p);
   struct Scratch {
     hwy::AlignedFreeUniquePtr<T[]> xt, gt, dxt;
     std::vector<double> slots, dW;
@@ -373,7 +377,7 @@ void backward_kernel(const Inputs<T>& in, const T* gout, const BackwardOut<T>& w
       for (std::int64_t v = 0; v < NV; ++v) hn::Store(dx[v], d, s.dxt.get() + i * NB + v * N);
     }
     if (want.dx) store_transposed(s.dxt.get(), p.I, b0, nb, want.dx);
-  });
+  }, nt);
   slots_out.assign(want.want_params ? edges * NS : 0, 0.0);
   dW_out.assign(want.want_W ? p.O * p.I : 0, 0.0);
   for (const Scratch& s : scr) {
