@@ -304,6 +304,19 @@ template <class T> Inputs<T> make_inputs(const Config& cfg, std::uint64_t seed) 
   return in;
 }
 
+/// The common setup of a randomized test: in cfg's precision T, with the running test's seed
+/// (traced on failure), calls body(T{}, in, seed) on fresh make_inputs<T>(cfg, seed) that the
+/// body may modify.
+template <class F> void with_inputs(const Config& cfg, F&& body) {
+  for_dtype(cfg.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const std::uint64_t seed = seed_of(current_test_name());
+    SCOPED_TRACE(::testing::Message() << "seed " << seed);
+    Inputs<T> in = make_inputs<T>(cfg, seed);
+    body(tag, in, seed);
+  });
+}
+
 template <class T> Guarded<T> random_like(const Shape& shape, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   Guarded<T> g(shape);

@@ -58,11 +58,8 @@ class FusedVsReference : public ::testing::TestWithParam<Config> {};
 
 TEST_P(FusedVsReference, PlainForward) {
   const Config cfg = GetParam();
-  for_dtype(cfg.dtype, [&](auto tag) {
+  with_inputs(cfg, [&](auto tag, const auto& in, std::uint64_t) {
     using T = decltype(tag);
-    const std::uint64_t seed = seed_of(current_test_name());
-    SCOPED_TRACE(::testing::Message() << "seed " << seed);
-    const Inputs<T> in = make_inputs<T>(cfg, seed);
     EXPECT_EQ(qkan::solve_output_shape(cfg.options(Path::fused), in.xv(), in.thetav(), in.wv(), in.cv()),
               cfg.plain_shape());
     const Guarded<T> ref = run_solve(in, Path::reference);
@@ -73,11 +70,8 @@ TEST_P(FusedVsReference, PlainForward) {
 
 TEST_P(FusedVsReference, PlainBackward) {
   const Config cfg = GetParam();
-  for_dtype(cfg.dtype, [&](auto tag) {
+  with_inputs(cfg, [&](auto tag, const auto& in, std::uint64_t seed) {
     using T = decltype(tag);
-    const std::uint64_t seed = seed_of(current_test_name());
-    SCOPED_TRACE(::testing::Message() << "seed " << seed);
-    const Inputs<T> in = make_inputs<T>(cfg, seed);
     const Guarded<T> gout = random_like<T>(cfg.plain_shape(), seed + 1);
     const GradSet<T> ref = run_solve_backward(in, Path::reference, gout);
     const GradSet<T> got = run_solve_backward(in, Path::fused, gout);
@@ -87,11 +81,8 @@ TEST_P(FusedVsReference, PlainBackward) {
 
 TEST_P(FusedVsReference, ContractForward) {
   const Config cfg = GetParam();
-  for_dtype(cfg.dtype, [&](auto tag) {
+  with_inputs(cfg, [&](auto tag, const auto& in, std::uint64_t) {
     using T = decltype(tag);
-    const std::uint64_t seed = seed_of(current_test_name());
-    SCOPED_TRACE(::testing::Message() << "seed " << seed);
-    const Inputs<T> in = make_inputs<T>(cfg, seed);
     const Guarded<T> ref = run_contract(in, Path::reference);
     const Guarded<T> got = run_contract(in, Path::fused);
     EXPECT_TRUE(all_close("y", got, ref, contract_atol(in), 0));
@@ -100,11 +91,8 @@ TEST_P(FusedVsReference, ContractForward) {
 
 TEST_P(FusedVsReference, ContractBackward) {
   const Config cfg = GetParam();
-  for_dtype(cfg.dtype, [&](auto tag) {
+  with_inputs(cfg, [&](auto tag, const auto& in, std::uint64_t seed) {
     using T = decltype(tag);
-    const std::uint64_t seed = seed_of(current_test_name());
-    SCOPED_TRACE(::testing::Message() << "seed " << seed);
-    const Inputs<T> in = make_inputs<T>(cfg, seed);
     const Guarded<T> gy = random_like<T>({cfg.B, cfg.O}, seed + 1);
     const GradSet<T> ref = run_contract_backward(in, Path::reference, gy);
     const GradSet<T> got = run_contract_backward(in, Path::fused, gy);
@@ -138,9 +126,8 @@ TEST_P(FusedNearPoles, FastMeasureKeepsItsAccuracy) {
   cfg.B = 15;
   cfg.I = 1;
   cfg.O = 1;
-  for_dtype(dtype, [&](auto tag) {
+  with_inputs(cfg, [&](auto tag, auto& in, std::uint64_t) {
     using T = decltype(tag);
-    Inputs<T> in = make_inputs<T>(cfg, seed_of(current_test_name()));
     for (std::int64_t b = 0; b < cfg.B; ++b) in.x[b] = b == cfg.B - 1 ? T(0) : T((b % 2 ? -1 : 1) * std::pow(10.0, -1 - b / 2));
     for (std::size_t k = 0; k < in.theta.size(); ++k) in.theta[k] = T(0);
     if (ansatz == Ansatz::real) in.theta[0] = T(M_PI / 2);
@@ -174,11 +161,8 @@ class FusedThreads : public ::testing::TestWithParam<Config> {
 
 TEST_P(FusedThreads, ResultsIndependentOfThreadCount) {
   const Config cfg = GetParam();
-  for_dtype(cfg.dtype, [&](auto tag) {
+  with_inputs(cfg, [&](auto tag, const auto& in, std::uint64_t seed) {
     using T = decltype(tag);
-    const std::uint64_t seed = seed_of(current_test_name());
-    SCOPED_TRACE(::testing::Message() << "seed " << seed);
-    const Inputs<T> in = make_inputs<T>(cfg, seed);
     const Guarded<T> gout = random_like<T>(cfg.plain_shape(), seed + 1);
     const Guarded<T> gy = random_like<T>({cfg.B, cfg.O}, seed + 2);
     set_num_threads(1);
@@ -197,10 +181,7 @@ TEST_P(FusedThreads, ResultsIndependentOfThreadCount) {
 
 TEST_P(FusedThreads, AutomaticRunsFused) {
   const Config cfg = GetParam();
-  for_dtype(cfg.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    const std::uint64_t seed = seed_of(current_test_name());
-    const Inputs<T> in = make_inputs<T>(cfg, seed);
+  with_inputs(cfg, [&](auto /*tag*/, const auto& in, std::uint64_t) {
     EXPECT_EQ(qkan::explain(cfg.options(Path::automatic), cfg.dtype).path, Path::fused);
     EXPECT_TRUE(identical("postacts", run_solve(in, Path::automatic), run_solve(in, Path::fused)));
     EXPECT_TRUE(identical("y", run_contract(in, Path::automatic), run_contract(in, Path::fused)));

@@ -19,11 +19,8 @@ TEST_P(GradSelection, SubsetsMatchAll) {
   cfg.B = 77;
   cfg.I = 5;
   cfg.O = 3;
-  for_dtype(dtype, [&, path = path, contract = contract](auto tag) {
+  with_inputs(cfg, [&](auto tag, const auto& in, std::uint64_t seed) {
     using T = decltype(tag);
-    const std::uint64_t seed = seed_of(current_test_name());
-    SCOPED_TRACE(::testing::Message() << "seed " << seed);
-    const Inputs<T> in = make_inputs<T>(cfg, seed);
     const Guarded<T> g = random_like<T>(contract ? Shape{cfg.B, cfg.O} : cfg.plain_shape(), seed + 1);
     auto run = [&](Want want) {
       return contract ? run_contract_backward(in, path, g, want) : run_solve_backward(in, path, g, want);
@@ -66,11 +63,8 @@ TEST_P(GradSelectionRaw, PreactGradsZeroWithoutEncoding) {
   cfg.B = 41;
   cfg.I = 4;
   cfg.O = 3;
-  for_dtype(dtype, [&, path = path, contract = contract](auto tag) {
+  with_inputs(cfg, [&](auto tag, const auto& with, std::uint64_t seed) {
     using T = decltype(tag);
-    const std::uint64_t seed = seed_of(current_test_name());
-    SCOPED_TRACE(::testing::Message() << "seed " << seed);
-    const Inputs<T> with = make_inputs<T>(cfg, seed);
     Inputs<T> without = with;
     without.pass_pre = false;
     const Guarded<T> g = random_like<T>(contract ? Shape{cfg.B, cfg.O} : cfg.plain_shape(), seed + 1);

@@ -42,11 +42,8 @@ class Numerics : public ::testing::TestWithParam<Param> {};
 TEST_P(Numerics, NaNInXPropagatesToItsOutputsOnly) {
   const Config cfg = config_of(GetParam());
   const Path path = std::get<0>(GetParam());
-  for_dtype(cfg.dtype, [&](auto tag) {
+  with_inputs(cfg, [&](auto tag, auto& in, std::uint64_t seed) {
     using T = decltype(tag);
-    const std::uint64_t seed = seed_of(current_test_name());
-    SCOPED_TRACE(::testing::Message() << "seed " << seed);
-    Inputs<T> in = make_inputs<T>(cfg, seed);
     const std::int64_t b0 = 17, i0 = 2;
     in.x[b0 * cfg.I + i0] = std::numeric_limits<T>::quiet_NaN();
     const Guarded<T> post = run_solve(in, path);
@@ -65,11 +62,8 @@ TEST_P(Numerics, NaNInXPropagatesToItsOutputsOnly) {
 TEST_P(Numerics, NaNInThetaPropagatesToItsEdgeOnly) {
   const Config cfg = config_of(GetParam());
   const Path path = std::get<0>(GetParam());
-  for_dtype(cfg.dtype, [&](auto tag) {
+  with_inputs(cfg, [&](auto tag, auto& in, std::uint64_t) {
     using T = decltype(tag);
-    const std::uint64_t seed = seed_of(current_test_name());
-    SCOPED_TRACE(::testing::Message() << "seed " << seed);
-    Inputs<T> in = make_inputs<T>(cfg, seed);
     const std::int64_t o0 = 1, i0 = 3;
     in.theta[(o0 * cfg.I + i0) * cfg.R() * cfg.K()] = std::numeric_limits<T>::quiet_NaN();  // θ[o0, i0, 0, 0]
     const Guarded<T> post = run_solve(in, path);
@@ -85,10 +79,8 @@ TEST_P(Numerics, NaNInThetaPropagatesToItsEdgeOnly) {
 TEST_P(Numerics, NaNInWeightPropagatesToItsColumnOnly) {
   const Config cfg = config_of(GetParam());
   const Path path = std::get<0>(GetParam());
-  for_dtype(cfg.dtype, [&](auto tag) {
+  with_inputs(cfg, [&](auto tag, auto& in, std::uint64_t) {
     using T = decltype(tag);
-    const std::uint64_t seed = seed_of(current_test_name());
-    Inputs<T> in = make_inputs<T>(cfg, seed);
     const std::int64_t o0 = 2;
     in.W[o0 * cfg.I + 4] = std::numeric_limits<T>::quiet_NaN();
     const Guarded<T> y = run_contract(in, path);
@@ -102,11 +94,8 @@ TEST_P(Numerics, FiniteNearThePoles) {
   // and within [-1, 1], gradients finite.
   const Config cfg = config_of(GetParam(), 801, 3, 2);
   const Path path = std::get<0>(GetParam());
-  for_dtype(cfg.dtype, [&](auto tag) {
+  with_inputs(cfg, [&](auto tag, auto& in, std::uint64_t seed) {
     using T = decltype(tag);
-    const std::uint64_t seed = seed_of(current_test_name());
-    SCOPED_TRACE(::testing::Message() << "seed " << seed);
-    Inputs<T> in = make_inputs<T>(cfg, seed);
     const bool px = cfg.ansatz == Ansatz::px;
     for (std::int64_t b = 0; b < cfg.B; ++b)
       for (std::int64_t i = 0; i < cfg.I; ++i) {
@@ -153,9 +142,8 @@ TEST_P(Numerics, FiniteNearThePoles) {
 TEST_P(Numerics, EmptyBatch) {
   const Config cfg = config_of(GetParam(), 0, 4, 3);
   const Path path = std::get<0>(GetParam());
-  for_dtype(cfg.dtype, [&](auto tag) {
+  with_inputs(cfg, [&](auto tag, const auto& in, std::uint64_t) {
     using T = decltype(tag);
-    const Inputs<T> in = make_inputs<T>(cfg, seed_of(current_test_name()));
     EXPECT_EQ(run_solve(in, path).size(), 0u);
     EXPECT_EQ(run_contract(in, path).size(), 0u);
     // Parameter gradients are sums over an empty batch: zero, and written (not left poisoned).
@@ -188,11 +176,8 @@ TEST_P(PxDomain, NaNOutsideArccosDomain) {
   cfg.preacts_trainable = true;
   cfg.dtype = std::get<1>(GetParam());
   const Path path = std::get<0>(GetParam());
-  for_dtype(cfg.dtype, [&](auto tag) {
+  with_inputs(cfg, [&](auto tag, auto& in, std::uint64_t) {
     using T = decltype(tag);
-    const std::uint64_t seed = seed_of(current_test_name());
-    SCOPED_TRACE(::testing::Message() << "seed " << seed);
-    Inputs<T> in = make_inputs<T>(cfg, seed);
     const std::int64_t b0 = 5, i0 = 1, o0 = 2;
     in.x[b0 * cfg.I + i0] = T(3);
     for (std::int64_t o = 0; o < cfg.O; ++o)  // |e| = 1.5 at (b0, o, i0) for every o

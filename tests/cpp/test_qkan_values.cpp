@@ -94,11 +94,8 @@ TEST_P(RealClosedForm, MatchesSinusoid) {
   cfg.B = 37;
   cfg.I = 5;
   cfg.O = 3;
-  for_dtype(dtype, [&, path = path, reps = reps](auto tag) {
+  with_inputs(cfg, [&](auto tag, const auto& in, std::uint64_t) {
     using T = decltype(tag);
-    const std::uint64_t seed = seed_of(current_test_name());
-    SCOPED_TRACE(::testing::Message() << "seed " << seed);
-    const Inputs<T> in = make_inputs<T>(cfg, seed);
     const Guarded<T> out = run_solve(in, path);
     Guarded<T> want(cfg.plain_shape());
     const double sign = (reps + 1) % 2 == 0 ? 1.0 : -1.0;
@@ -190,11 +187,8 @@ TEST_P(SpinorOracle, PlainSolveMatches) {
   cfg.B = 7;
   cfg.I = 3;
   cfg.O = 2;
-  for_dtype(dtype, [&, path = path](auto tag) {
+  with_inputs(cfg, [&](auto tag, const auto& in, std::uint64_t) {
     using T = decltype(tag);
-    const std::uint64_t seed = seed_of(current_test_name());
-    SCOPED_TRACE(::testing::Message() << "seed " << seed);
-    const Inputs<T> in = make_inputs<T>(cfg, seed);
     const Guarded<T> out = run_solve(in, path);
     Guarded<T> want(cfg.plain_shape());
     const int R = int(cfg.R()), K = int(cfg.K());
@@ -248,11 +242,8 @@ class Consistency : public ::testing::TestWithParam<PathConfig> {};
 TEST_P(Consistency, FastMeasureFollowsFromZ) {
   Config cfg = config_of(GetParam());
   const Path path = std::get<0>(GetParam());
-  for_dtype(cfg.dtype, [&](auto tag) {
+  with_inputs(cfg, [&](auto tag, const auto& in, std::uint64_t) {
     using T = decltype(tag);
-    const std::uint64_t seed = seed_of(current_test_name());
-    SCOPED_TRACE(::testing::Message() << "seed " << seed);
-    const Inputs<T> in = make_inputs<T>(cfg, seed);
     Inputs<T> zin = in;
     zin.cfg.fast = false;
     const Guarded<T> fast = run_solve(in, path), z = run_solve(zin, path);
@@ -266,11 +257,8 @@ TEST_P(Consistency, FastMeasureFollowsFromZ) {
 TEST_P(Consistency, ContractEqualsWeightedPlainSolve) {
   Config cfg = config_of(GetParam());
   const Path path = std::get<0>(GetParam());
-  for_dtype(cfg.dtype, [&](auto tag) {
+  with_inputs(cfg, [&](auto tag, const auto& in, std::uint64_t) {
     using T = decltype(tag);
-    const std::uint64_t seed = seed_of(current_test_name());
-    SCOPED_TRACE(::testing::Message() << "seed " << seed);
-    const Inputs<T> in = make_inputs<T>(cfg, seed);
     const Guarded<T> post = run_solve(in, path), y = run_contract(in, path);
     Guarded<T> want({cfg.B, cfg.O});
     const std::int64_t Oe = cfg.O_edges();
@@ -288,11 +276,8 @@ TEST_P(Consistency, ContractEqualsWeightedPlainSolve) {
 TEST_P(Consistency, ContractBackwardEqualsPlainBackward) {
   Config cfg = config_of(GetParam());
   const Path path = std::get<0>(GetParam());
-  for_dtype(cfg.dtype, [&](auto tag) {
+  with_inputs(cfg, [&](auto tag, const auto& in, std::uint64_t seed) {
     using T = decltype(tag);
-    const std::uint64_t seed = seed_of(current_test_name());
-    SCOPED_TRACE(::testing::Message() << "seed " << seed);
-    const Inputs<T> in = make_inputs<T>(cfg, seed);
     const Guarded<T> gy = random_like<T>({cfg.B, cfg.O}, seed + 1);
     // ∂post[b, o', i] = Σ_{o fed by o'} gy[b, o]·W[o, i]
     const std::int64_t Oe = cfg.O_edges();
