@@ -207,3 +207,47 @@ INSTANTIATE_TEST_SUITE_P(Qkan, PxDomain,
 
 }  // namespace
 }  // namespace lockstep::test
+
+namespace lockstep::test {
+namespace {
+
+// The fused path's vector sin/cos are polynomials valid for |angle| <= 39000; past that it
+// must still return the function's value, not garbage. The angles here are exact in both
+// precisions (raw x and L·x of these values are representable), so float32 must agree with
+// the reference to its rounding too.
+template <class T> void large_angles(const std::vector<double>& xs, bool with_encoding, double tol) {
+  for (Ansatz a : {Ansatz::pz, Ansatz::mix, Ansatz::real, Ansatz::rpz})
+    for (bool enc : {false, true}) {
+      if ((a == Ansatz::rpz && !enc) || (enc && !with_encoding)) continue;
+      const int L = 3, R = qkan::theta_rows(a, L), K = qkan::theta_cols(a);
+      const auto B = static_cast<std::int64_t>(xs.size());
+      std::vector<T> theta(R * K), w(L), c(L), x(xs.begin(), xs.end()), out_f(B), out_r(B);
+      std::mt19937_64 rng(static_cast<std::uint64_t>(a) * 2 + enc);
+      std::uniform_real_distribution<double> U(-1, 1);
+      for (auto& v : theta) v = T(U(rng));
+      for (auto& v : w) v = T(1 + 0.1 * U(rng));
+      for (auto& v : c) v = T(U(rng));
+      for (Path path : {Path::fused, Path::reference}) {
+        qkan::Options opt;
+        opt.ansatz = a;
+        opt.reps = L;
+        opt.preacts_trainable = enc;
+        opt.path = path;
+        auto& out = path == Path::fused ? out_f : out_r;
+        std::fill(out.begin(), out.end(), T(std::nan("")));
+        qkan::solve_forward(opt, const_view(x.data(), {B, 1}), const_view(theta.data(), {1, R, K}),
+                            const_view(w.data(), {1, L}), const_view(c.data(), {1, L}), mut_view(out.data(), {B, 1, 1}));
+      }
+      for (std::int64_t b = 0; b < B; ++b)
+        EXPECT_NEAR(out_f[b], out_r[b], tol) << qkan::to_string(a) << (enc ? " enc" : " raw") << " x = " << xs[b];
+    }
+}
+
+TEST(LargeAngles, FusedMatchesReference) {
+  const std::vector<double> xs = {4.0e4, 1.0e6, -1.0e8, 3.2e9};
+  large_angles<float>(xs, /*with_encoding=*/false, 2e-5);  // w·x + c would round in float32
+  large_angles<double>(xs, /*with_encoding=*/true, 1e-6);
+}
+
+}  // namespace
+}  // namespace lockstep::test

@@ -19,6 +19,7 @@
 #include <hwy/highway.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -55,6 +56,29 @@ template <int axis, class V> HWY_INLINE V dphi(const V* g, const V* n) {
   return hn::MulSub(g[v], n[u], hn::Mul(g[u], n[v]));
 }
 
+/// cos a and sin a. Highway's polynomials are valid for |a| <= 39000; lanes past that (rare,
+/// and meaningful in float64) are recomputed with std::cos / std::sin instead of returning
+/// garbage.
+template <class D, class V> HWY_INLINE void sin_cos(D d, V a, V& c, V& s) {
+  using T = hn::TFromD<D>;
+  c = hn::Cos(d, a);
+  s = hn::Sin(d, a);
+  if (HWY_UNLIKELY(!hn::AllFalse(d, hn::Gt(hn::Abs(a), hn::Set(d, T(39000)))))) {
+    constexpr std::size_t N = HWY_LANES(T);
+    HWY_ALIGN T av[N], cv[N], sv[N];
+    hn::Store(a, d, av);
+    hn::Store(c, d, cv);
+    hn::Store(s, d, sv);
+    for (std::size_t k = 0; k < N; ++k)
+      if (std::abs(av[k]) > T(39000)) {
+        cv[k] = std::cos(av[k]);
+        sv[k] = std::sin(av[k]);
+      }
+    c = hn::Load(d, cv);
+    s = hn::Load(d, sv);
+  }
+}
+
 /// r = √(1 − z²) of the final Bloch vector, taken as √(n_x² + n_y²): accurate near the poles,
 /// where 1 − z² cancels (z = 1 − 1e-8 would lose half the digits).
 template <class V> HWY_INLINE V transverse(const V* n) { return hn::Sqrt(hn::MulAdd(n[0], n[0], hn::Mul(n[1], n[1]))); }
@@ -86,8 +110,9 @@ template <Ansatz A, bool Enc> struct Generic {
   static constexpr int kStride = 2 + 2 * S.nconst;  // record values per rep
 
   template <class D> static HWY_INLINE Prep<hn::Vec<D>> prep(D d, hn::Vec<D> x, int /*reps*/) {
-    if constexpr (Enc) return {x, x, x};
-    else { return {x, hn::Cos(d, x), hn::Sin(d, x)}; }
+    Prep<hn::Vec<D>> pr{x, x, x};
+    if constexpr (!Enc) sin_cos(d, x, pr.c, pr.s);
+    return pr;
   }
 
   /// Cos/sin of rep l's data rotation from the record q (see schedule.hpp).
@@ -98,8 +123,7 @@ template <Ansatz A, bool Enc> struct Generic {
         c = e;  // cos(arccos e) = e, sin(arccos e) = √(1 − e²) ≥ 0; NaN for |e| > 1 by policy
         s = hn::Sqrt(hn::NegMulAdd(e, e, hn::Set(d, 1)));
       } else {
-        c = hn::Cos(d, e);
-        s = hn::Sin(d, e);
+        sin_cos(d, e, c, s);
       }
     } else if constexpr (kOffset) {  // angle addition with the cached θ trig
       const V oc = hn::Set(d, q[0]), os = hn::Set(d, q[1]);
@@ -180,18 +204,14 @@ template <Ansatz A, bool Enc> struct Generic {
 // `real`: ⟨Z⟩ = σ sin S, σ = (−1)^{L+1}, S = Σ_l e_l − Θ.
 template <bool Enc> struct Real {
   template <class D> static HWY_INLINE Prep<hn::Vec<D>> prep(D d, hn::Vec<D> x, int reps) {
-    if constexpr (Enc) return {x, x, x};
-    else {
-      const hn::Vec<D> Lx = hn::Mul(hn::Set(d, static_cast<hn::TFromD<D>>(reps)), x);
-      return {x, hn::Cos(d, Lx), hn::Sin(d, Lx)};
-    }
+    Prep<hn::Vec<D>> pr{x, x, x};
+    if constexpr (!Enc) sin_cos(d, hn::Mul(hn::Set(d, static_cast<hn::TFromD<D>>(reps)), x), pr.c, pr.s);
+    return pr;
   }
   /// sin S and cos S.
   template <class D, class V> static HWY_INLINE void trig(D d, const hn::TFromD<D>* rec, const Prep<V>& pr, V& sS, V& cS) {
     if constexpr (Enc) {
-      const V S = hn::MulAdd(hn::Set(d, rec[0]), pr.x, hn::Set(d, rec[1]));
-      sS = hn::Sin(d, S);
-      cS = hn::Cos(d, S);
+      sin_cos(d, hn::MulAdd(hn::Set(d, rec[0]), pr.x, hn::Set(d, rec[1])), cS, sS);
     } else {  // S = Lx − Θ
       const V cT = hn::Set(d, rec[0]), sT = hn::Set(d, rec[1]);
       sS = hn::MulSub(pr.s, cT, hn::Mul(pr.c, sT));
