@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
-#include <thread>
 #include <exception>
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #ifdef _OPENMP
 #include <omp.h>

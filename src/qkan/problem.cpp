@@ -19,7 +19,6 @@ std::int64_t checked_numel(std::string_view where, const char* name, const Const
   return n;
 }
 
-
 /// Reads a per-edge table's layout from its shape: natural (O, I, tail...) or grouped
 /// (g, tail...) / (1, g, tail...). `tail` is the per-row shape, e.g. (R', k) for θ.
 TableLayout table_layout(std::string_view where, const char* name, const ConstTensor& t,
@@ -66,22 +65,26 @@ void check_dtype(std::string_view where, const char* name, const ConstTensor& t,
 
 }  // namespace
 
+void check_options(std::string_view where, const Options& opt) {
+  (void)to_string(opt.ansatz);  // throws for a value outside the enum
+  if (opt.reps < 1) invalid_argument(where, "reps must be >= 1, got ", opt.reps);
+  if (opt.ansatz == Ansatz::px && !encoding_active(opt.ansatz, opt.preacts_trainable))
+    invalid_argument(where, "px_encoding needs the encoding active (preacts_trainable=true): its "
+                     "data gate is RX(arccos(w*x + c)), undefined for raw x outside [-1, 1]");
+}
+
 Problem resolve(std::string_view where, Kind kind, const Options& opt, const ConstTensor& x,
                 const ConstTensor& theta, const ConstTensor& w, const ConstTensor& c,
                 const ConstTensor* W) {
+  check_options(where, opt);
   Problem p;
   p.kind = kind;
-  (void)to_string(opt.ansatz);  // throws for a value outside the enum
   p.ansatz = opt.ansatz;
-  if (opt.reps < 1) invalid_argument(where, "reps must be >= 1, got ", opt.reps);
   p.reps = opt.reps;
   p.R = theta_rows(opt.ansatz, opt.reps);
   p.K = theta_cols(opt.ansatz);
   p.encoding = encoding_active(opt.ansatz, opt.preacts_trainable);
   p.fast_measure = opt.fast_measure;
-  if (p.ansatz == Ansatz::px && !p.encoding)
-    invalid_argument(where, "px_encoding needs the encoding active (preacts_trainable=true): its "
-                     "data gate is RX(arccos(w*x + c)), undefined for raw x outside [-1, 1]");
 
   if (!x.given()) invalid_argument(where, "x is missing");
   if (!is_float(x.dtype)) invalid_argument(where, "x has an unsupported dtype");
@@ -135,7 +138,6 @@ Problem resolve(std::string_view where, Kind kind, const Options& opt, const Con
   if (O_natural != -1 && O_natural != p.O)
     invalid_argument(where, "theta/preacts have O = ", O_natural, " rows but ",
                      kind == Kind::contract ? "weight has O = " : "out_dim is ", p.O);
-  if (p.B < 0) invalid_argument(where, "x has a negative batch size");
 
   const bool shared = p.theta_layout.shared_over_o(p.I) && (!p.encoding || p.pre_layout.shared_over_o(p.I));
   p.O_edges = shared ? 1 : p.O;

@@ -48,6 +48,9 @@ Problem resolve(std::string_view where, Kind kind, const Options& opt, const Con
                 const ConstTensor& theta, const ConstTensor& w, const ConstTensor& c,
                 const ConstTensor* W);
 
+/// Checks the options alone (ansatz value, reps >= 1, px needs the encoding).
+void check_options(std::string_view where, const Options& opt);
+
 /// Checks that an output or gradient view has the expected dtype and shape.
 void check_output(std::string_view where, const char* name, const MutTensor& t, DType dtype,
                   const Shape& expected);

@@ -72,8 +72,7 @@ Circuit build(const Problem& p, std::int64_t b, std::int64_t o, std::int64_t i) 
   Circuit cir;
   const double xv = load(p.x, p.dtype, b * p.I + i);
   const std::int64_t trow = p.theta_layout.row(o, i) * p.R * p.K;
-  auto th = [&](int r, int k) { return Step{Gate::RZ, load(p.theta, p.dtype, trow + r * p.K + k), r * p.K + k}; };
-  auto rot = [&](Gate g, int r, int k) { Step s = th(r, k); s.gate = g; return s; };
+  auto rot = [&](Gate g, int r, int k) { return Step{g, load(p.theta, p.dtype, trow + r * p.K + k), r * p.K + k}; };
   const std::int64_t prow = p.encoding ? p.pre_layout.row(o, i) * p.reps : 0;
   for (int l = 0; l < p.reps; ++l)
     cir.e.push_back(p.encoding ? load(p.w, p.dtype, prow + l) * xv + load(p.c, p.dtype, prow + l) : xv);

@@ -46,8 +46,8 @@ Dispatch choose(const Options& opt, const Problem& p) {
   invalid_argument("qkan", "unknown path value");
 }
 
-void forward(const Options& opt, const Problem& p, void* out) {
-  if (choose(opt, p).path == Path::fused) fused_forward(p, out);
+void forward(Path path, const Problem& p, void* out) {
+  if (path == Path::fused) fused_forward(p, out);
   else reference_forward(p, out);
 }
 
@@ -85,11 +85,7 @@ GradPtrs grad_ptrs(std::string_view where, const Problem& p, const Grads& g, con
 }  // namespace
 
 Dispatch explain(const Options& opt, DType dtype) {
-  constexpr const char* where = "qkan.explain";
-  if (opt.reps < 1) invalid_argument(where, "reps must be >= 1, got ", opt.reps);
-  (void)to_string(opt.ansatz);
-  if (opt.ansatz == Ansatz::px && !opt.preacts_trainable)
-    invalid_argument(where, "px_encoding needs the encoding active (preacts_trainable=true)");
+  check_options("qkan.explain", opt);
   Problem p;
   p.ansatz = opt.ansatz;
   p.reps = opt.reps;
@@ -109,7 +105,7 @@ void solve_forward(const Options& opt, const ConstTensor& x, const ConstTensor& 
   constexpr const char* where = "qkan.solve";
   const Problem p = resolve(where, Kind::solve, opt, x, theta, w, c, nullptr);
   check_output(where, "postacts", postacts, p.dtype, {p.B, p.O_edges, p.I});
-  forward(opt, p, postacts.data);
+  forward(choose(opt, p).path, p, postacts.data);
 }
 
 void solve_backward(const Options& opt, const ConstTensor& x, const ConstTensor& theta,
@@ -128,7 +124,7 @@ void contract_forward(const Options& opt, const ConstTensor& x, const ConstTenso
   constexpr const char* where = "qkan.contract";
   const Problem p = resolve(where, Kind::contract, opt, x, theta, w, c, &W);
   check_output(where, "y", y, p.dtype, {p.B, p.O});
-  forward(opt, p, y.data);
+  forward(choose(opt, p).path, p, y.data);
 }
 
 void contract_backward(const Options& opt, const ConstTensor& x, const ConstTensor& theta,
