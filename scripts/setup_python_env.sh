@@ -26,8 +26,10 @@ APT_PACKAGES=(
   python3 python3-dev python3-venv python3-pip
   python3-torch python3-numpy python3-pytest python3-matplotlib python3-tqdm python3-scipy
   python3-sympy  # imported by qkan (its dataset utilities)
+  python3-h5py python3-sklearn  # reading propagation outputs; the digits data set in the tests
   # build dependencies of the C++ library
   cmake g++ libhwy-dev pkg-config libgtest-dev libbenchmark-dev
+  libcli11-dev libfmt-dev libfftw3-dev libhdf5-dev libtomlplusplus-dev zlib1g-dev
 )
 
 if [[ "${LOCKSTEP_SKIP_APT:-0}" != "1" ]]; then

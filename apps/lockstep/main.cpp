@@ -1,0 +1,31 @@
+// `lockstep`: the command-line tool. Subcommand groups live in their own files and register
+// here; every error reaches the user as one clear line and a non-zero exit status.
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <stdexcept>
+
+#include "commands.hpp"
+#include "lockstep/core/backend.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"lockstep: many small independent systems advanced together through one schedule"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string(lockstep::version()));
+
+  auto* info = app.add_subcommand("info", "Print the version and what this build has (CUDA, SIMD targets)");
+  info->callback([] { std::cout << lockstep::build_summary() << "\n"; });
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);  // --help prints and exits 0; bad options print the reason and exit 2
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "lockstep: error: %s\n", e.what());
+    return lockstep::cli::kExitBadInput;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "lockstep: failed: %s\n", e.what());
+    return lockstep::cli::kExitRunFailure;
+  }
+  return 0;
+}
