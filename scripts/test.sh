@@ -1,11 +1,27 @@
 #!/usr/bin/env bash
 # Builds the C++ library and its tests (CUDA compiled when nvcc is found), runs them with
-# CTest, then runs the Python tests in the project venv made by scripts/setup_python_env.sh.
+# CTest (the CUDA tests, label gpu, only where `nvidia-smi -L` lists a GPU), then runs the
+# Python tests in the project venv made by scripts/setup_python_env.sh.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 BUILD="${LOCKSTEP_BUILD_DIR:-build/test}"
 cmake -S . -B "$BUILD" -DLOCKSTEP_CUDA=AUTO -DLOCKSTEP_TESTS=ON
 cmake --build "$BUILD" -j"$(nproc)"
-ctest --test-dir "$BUILD" --output-on-failure -j"$(nproc)"
+# The CUDA tests (label gpu) need a GPU; without one they are left out, saying so.
+CTEST_EXTRA=()
+if ! command -v nvidia-smi >/dev/null 2>&1; then
+  GPU_MISSING="nvidia-smi is not installed"
+elif ! GPU_LIST="$(nvidia-smi -L 2>&1)"; then
+  GPU_MISSING="nvidia-smi -L failed: $(printf '%s' "$GPU_LIST" | head -n 1)"
+elif ! grep -q '^GPU [0-9]' <<<"$GPU_LIST"; then
+  GPU_MISSING="nvidia-smi -L lists no GPU"
+else
+  GPU_MISSING=""
+fi
+if [[ -n "$GPU_MISSING" ]]; then
+  echo "test.sh: GPU tests (CTest label gpu) NOT run: no usable NVIDIA GPU ($GPU_MISSING)"
+  CTEST_EXTRA+=(-LE '^gpu$')
+fi
+ctest --test-dir "$BUILD" --output-on-failure -j"$(nproc)" ${CTEST_EXTRA[@]+"${CTEST_EXTRA[@]}"}
 "$ROOT/.venv/bin/python" -m pytest -q tests/python

@@ -22,6 +22,7 @@ configuration, else the reference path; ``"reference"``; ``"fused"``) is chosen 
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 from typing import Callable, Optional, Union
@@ -131,15 +132,40 @@ def _check_tensor(where: str, name: str, t, x: torch.Tensor, explicit_dtype: boo
 def _check_device(where: str, x: torch.Tensor) -> None:
     if x.device.type == "cpu":
         return
-    if x.device.type == "cuda" and not _C.cuda_available():
-        raise RuntimeError(
-            f"[{where}] x is a CUDA tensor but lockstep was built without CUDA "
-            "(lockstep.cuda_available() is False): move the tensors to the CPU"
-        )
-    raise RuntimeError(
-        f"[{where}] tensors on {x.device} are not supported by the Python package yet; "
-        "use CPU tensors"
-    )
+    if x.device.type == "cuda":
+        if not _C.cuda_available():
+            raise RuntimeError(
+                f"[{where}] x is a CUDA tensor but lockstep was built without CUDA "
+                "(lockstep.cuda_available() is False): move the tensors to the CPU"
+            )
+        return
+    raise RuntimeError(f"[{where}] tensors on {x.device} are not supported; use CPU or CUDA tensors")
+
+
+def _stream(x: torch.Tensor) -> int:
+    """The stream a call on x launches on: torch's current stream of x's device (0 on the CPU)."""
+    return torch.cuda.current_stream(x.device).cuda_stream if x.is_cuda else 0
+
+
+def _device_guard(x: torch.Tensor):
+    """Makes x's CUDA device the current one around a C++ call: the kernels launch on the
+    current device, and torch's ``__dlpack__`` refuses to export a tensor of another device.
+    A no-op on the CPU and when x's device is already current."""
+    return torch.cuda.device(x.device) if x.is_cuda else contextlib.nullcontext()
+
+
+def _runs_on_cuda(call: "_Call") -> bool:
+    """Whether the CUDA kernels take this call; when not (the reference path was asked for, or
+    the configuration is one they do not implement), it runs on the CPU instead."""
+    try:
+        _C.explain(str(call.out_dtype).replace("torch.", ""), device="cuda", **call.opts)
+    except ValueError:
+        return False
+    return True
+
+
+def _on_host(*tensors):
+    return tuple(t.cpu() if isinstance(t, torch.Tensor) else t for t in tensors)
 
 
 def _check_group(where: str, group, theta: torch.Tensor, pw: Optional[torch.Tensor]) -> None:
@@ -263,15 +289,18 @@ def _alloc_like(t: torch.Tensor) -> torch.Tensor:
 # Raw (non-autograd) calls
 # ---------------------------------------------------------------------------------------------
 def _solve_forward(x, theta, w, c, opts) -> torch.Tensor:
-    shape = _C.solve_output_shape(_d(x), _d(theta), _d(w), _d(c), **opts)
-    out = _alloc(shape, x)
-    _C.solve_forward(_d(x), _d(theta), _d(w), _d(c), out, **opts)
+    with _device_guard(x):
+        shape = _C.solve_output_shape(_d(x), _d(theta), _d(w), _d(c), **opts)
+        out = _alloc(shape, x)
+        _C.solve_forward(_d(x), _d(theta), _d(w), _d(c), out, **opts, stream=_stream(x))
     return out
 
 
 def _contract_forward(x, theta, w, c, weight, opts) -> torch.Tensor:
     y = _alloc((x.shape[0], weight.shape[0]), x)
-    _C.contract_forward(_d(x), _d(theta), _d(w), _d(c), _d(weight), y, **opts)
+    with _device_guard(x):
+        _C.contract_forward(_d(x), _d(theta), _d(w), _d(c), _d(weight), y, **opts,
+                            stream=_stream(x))
     return y
 
 
@@ -327,8 +356,9 @@ class _SolveFunction(torch.autograd.Function):
         gw = _alloc_like(w) if (need_w and w is not None) else None
         gc = _alloc_like(c) if (need_c and c is not None) else None
         if any(g is not None for g in (gx, gt, gw, gc)):
-            _C.solve_backward(_d(x), _d(theta), _d(w), _d(c), grad_out.detach().contiguous(),
-                              gx, gt, gw, gc, **ctx.opts)
+            with _device_guard(x):
+                _C.solve_backward(_d(x), _d(theta), _d(w), _d(c), grad_out.detach().contiguous(),
+                                  gx, gt, gw, gc, **ctx.opts, stream=_stream(x))
         return gx, gt, gw, gc, None
 
 
@@ -350,8 +380,10 @@ class _ContractFunction(torch.autograd.Function):
         gc = _alloc_like(c) if (need_c and c is not None) else None
         gW = _alloc_like(weight) if need_W else None
         if any(g is not None for g in (gx, gt, gw, gc, gW)):
-            _C.contract_backward(_d(x), _d(theta), _d(w), _d(c), _d(weight),
-                                 grad_y.detach().contiguous(), gx, gt, gw, gc, gW, **ctx.opts)
+            with _device_guard(x):
+                _C.contract_backward(_d(x), _d(theta), _d(w), _d(c), _d(weight),
+                                     grad_y.detach().contiguous(), gx, gt, gw, gc, gW,
+                                     **ctx.opts, stream=_stream(x))
         return gx, gt, gw, gc, gW, None
 
 
@@ -394,8 +426,11 @@ def solve(
         device, checkpoint_reps: accepted (upstream's QKANLayer passes them) and ignored.
 
     Inputs are cast to the compute dtype and made contiguous; non-contiguous tensors are
-    handled by copying them first. Tensors must all be on x's device (CPU in this build);
-    without ``dtype`` they must also share x's dtype. Any other keyword is a ValueError.
+    handled by copying them first. Tensors must all be on x's device, the CPU or a CUDA device
+    (CUDA calls launch on torch's current stream, asynchronously, and can be captured in CUDA
+    graphs; what the CUDA kernels do not implement, and ``path="reference"``, runs on the CPU
+    on copies); without ``dtype`` they must also share x's dtype. Any other keyword is a
+    ValueError.
 
     Returns:
         ``(B, O', I)`` in the compute dtype, ``O' = 1`` when every table is grouped with
@@ -403,6 +438,8 @@ def solve(
         ``|w·x + c| > 1`` gives NaN. Differentiable once (see the module docstring).
     """
     call = _prepare("lockstep.qkan.solve", x, theta, preacts_weight, preacts_bias, None, reps, kwargs)
+    if call.x.is_cuda and not _runs_on_cuda(call):
+        return solve(*_on_host(x, theta, preacts_weight, preacts_bias), reps, **kwargs).to(x.device)
     if not _needs_autograd(call.x, call.theta, call.w, call.c):
         return _solve_forward(call.x, call.theta, call.w, call.c, call.opts)
     return _SolveFunction.apply(call.x, call.theta, call.w, call.c, call.opts)
@@ -427,6 +464,9 @@ def contract(
         raise ValueError("[lockstep.qkan.contract] weight is None; expected an (O, I) tensor")
     call = _prepare("lockstep.qkan.contract", x, theta, preacts_weight, preacts_bias, weight, reps,
                     kwargs)
+    if call.x.is_cuda and not _runs_on_cuda(call):
+        host = _on_host(x, theta, preacts_weight, preacts_bias, weight)
+        return contract(*host, reps, **kwargs).to(x.device)
     if not _needs_autograd(call.x, call.theta, call.w, call.c, call.weight):
         return _contract_forward(call.x, call.theta, call.w, call.c, call.weight, call.opts)
     return _ContractFunction.apply(call.x, call.theta, call.w, call.c, call.weight, call.opts)
@@ -439,14 +479,17 @@ def explain(
     fast_measure: bool = True,
     dtype: Union[torch.dtype, str] = torch.float32,
     path: Optional[str] = None,
+    device: Union[torch.device, str] = "cpu",
 ) -> tuple[str, str]:
-    """``(path, reason)``: which C++ path a call with these options takes, and why."""
+    """``(path, reason)``: which C++ path a call with these options takes on ``device``
+    (CPU or CUDA tensors), and why."""
     if isinstance(dtype, torch.dtype):
         if dtype not in _COMPUTE_DTYPE:
             raise ValueError(f"[lockstep.qkan.explain] dtype {dtype} is not supported")
         dtype = str(_COMPUTE_DTYPE[dtype]).replace("torch.", "")
     return tuple(
-        _C.explain(dtype, ansatz=ansatz, reps=reps, preacts_trainable=preacts_trainable,
+        _C.explain(dtype, device=torch.device(device).type, ansatz=ansatz, reps=reps,
+                   preacts_trainable=preacts_trainable,
                    fast_measure=fast_measure, path=path or _default_path())
     )
 

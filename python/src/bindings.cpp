@@ -1,7 +1,7 @@
 // lockstep._lockstep: the validate-and-call shim between Python and the C++ QKAN solver.
 //
 // Arrays arrive through DLPack (zero copy from torch tensors or numpy arrays). The shim checks
-// device (CPU only: this module is built without CUDA), dtype (float32/float64), C-contiguity
+// device (CPU, or CUDA when the module is built with it), dtype (float32/float64), C-contiguity
 // and, for outputs, writability; it never converts or copies. The C++ API checks shapes and
 // dtype agreement between arguments and throws std::invalid_argument naming the argument,
 // which nanobind turns into ValueError (std::runtime_error into RuntimeError). Outputs and
@@ -73,11 +73,14 @@ std::string shape_of(const A& a) {
 /// Validates device, dtype and C-contiguity; returns the view the C++ API takes.
 template <class A>
 ConstTensor view(std::string_view where, std::string_view name, const A& a) {
-  if (a.device_type() != nb::device::cpu::value)
-    bad(where, name,
-        lockstep::cuda_available()
-            ? "is not on the CPU; this entry point takes CPU arrays"
-            : "is not on the CPU, and lockstep was built without CUDA: move it to the CPU");
+  lockstep::Device device = lockstep::Device::cpu;
+  if (a.device_type() == nb::device::cuda::value) {
+    if (!lockstep::cuda_available())
+      bad(where, name, "is a CUDA array, and lockstep was built without CUDA: move it to the CPU");
+    device = lockstep::Device::cuda;
+  } else if (a.device_type() != nb::device::cpu::value) {
+    bad(where, name, "is on a device other than the CPU or CUDA");
+  }
   DType dtype;
   if (a.dtype() == nb::dtype<float>()) dtype = DType::f32;
   else if (a.dtype() == nb::dtype<double>()) dtype = DType::f64;
@@ -93,7 +96,7 @@ ConstTensor view(std::string_view where, std::string_view name, const A& a) {
   if (!contiguous && a.size() > 1)
     bad(where, name, "with shape " + shape_of(a) + " is not C-contiguous (make it contiguous first)");
   if (a.size() > 0 && a.data() == nullptr) bad(where, name, "has no data");
-  return {a.data(), dtype, std::move(shape)};
+  return {a.data(), dtype, std::move(shape), device};
 }
 
 ConstTensor view(std::string_view where, std::string_view name, const OptArray& a) {
@@ -103,11 +106,11 @@ ConstTensor view(std::string_view where, std::string_view name, const OptArray& 
 MutTensor mut(std::string_view where, std::string_view name, const OptOutArray& a) {
   if (!a) return {};
   const ConstTensor v = view(where, name, *a);
-  return {const_cast<void*>(v.data), v.dtype, v.shape};
+  return {const_cast<void*>(v.data), v.dtype, v.shape, v.device};
 }
 
 q::Options options(const std::string& ansatz, int reps, bool preacts_trainable, bool fast_measure,
-                   std::int64_t out_dim, const std::string& path) {
+                   std::int64_t out_dim, const std::string& path, std::uintptr_t stream) {
   q::Options o;
   o.ansatz = q::parse_ansatz(ansatz);
   o.reps = reps;
@@ -115,6 +118,7 @@ q::Options options(const std::string& ansatz, int reps, bool preacts_trainable, 
   o.fast_measure = fast_measure;
   o.out_dim = out_dim;
   o.path = q::parse_path(path);
+  o.stream = reinterpret_cast<void*>(stream);
   return o;
 }
 
@@ -128,13 +132,13 @@ DType parse_dtype(std::string_view name) {
 // The keyword-only options every solver entry point takes, with the C++ defaults.
 #define LOCKSTEP_OPTION_ARGS                                                                    \
   nb::kw_only(), "ansatz"_a = "pz_encoding", "reps"_a = 3, "preacts_trainable"_a = false,       \
-      "fast_measure"_a = true, "out_dim"_a = -1, "path"_a = "automatic"
+      "fast_measure"_a = true, "out_dim"_a = -1, "path"_a = "automatic", "stream"_a = 0
 
 #define LOCKSTEP_OPTION_PARAMS                                                                  \
   const std::string &ansatz, int reps, bool preacts_trainable, bool fast_measure,               \
-      std::int64_t out_dim, const std::string &path
+      std::int64_t out_dim, const std::string &path, std::uintptr_t stream
 
-#define LOCKSTEP_OPTIONS options(ansatz, reps, preacts_trainable, fast_measure, out_dim, path)
+#define LOCKSTEP_OPTIONS options(ansatz, reps, preacts_trainable, fast_measure, out_dim, path, stream)
 
 }  // namespace
 
@@ -168,12 +172,15 @@ NB_MODULE(_lockstep, m) {
 
   m.def(
       "explain",
-      [](const std::string& dtype, LOCKSTEP_OPTION_PARAMS) {
-        const q::Dispatch d = q::explain(LOCKSTEP_OPTIONS, parse_dtype(dtype));
+      [](const std::string& dtype, const std::string& device, LOCKSTEP_OPTION_PARAMS) {
+        if (device != "cpu" && device != "cuda")
+          throw std::invalid_argument("[lockstep.explain] device must be 'cpu' or 'cuda', got '" + device + "'");
+        const q::Dispatch d = q::explain(LOCKSTEP_OPTIONS, parse_dtype(dtype),
+                                         device == "cuda" ? lockstep::Device::cuda : lockstep::Device::cpu);
         return std::make_pair(std::string(q::to_string(d.path)), d.reason);
       },
-      "dtype"_a = "float32", LOCKSTEP_OPTION_ARGS,
-      "(path, reason): the path a call with these options and dtype would take, and why.");
+      "dtype"_a = "float32", "device"_a = "cpu", LOCKSTEP_OPTION_ARGS,
+      "(path, reason): the path a call with these options, dtype and device would take, and why.");
 
   m.def(
       "solve_output_shape",

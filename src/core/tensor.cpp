@@ -5,6 +5,7 @@
 namespace lockstep {
 
 const char* to_string(DType d) { return d == DType::f32 ? "float32" : "float64"; }
+const char* to_string(Device d) { return d == Device::cpu ? "cpu" : "cuda"; }
 std::size_t size_of(DType d) { return d == DType::f32 ? 4 : 8; }
 
 std::string to_string(const Shape& shape) {

@@ -57,10 +57,13 @@ TableLayout table_layout(std::string_view where, const char* name, const ConstTe
   return L;
 }
 
-void check_dtype(std::string_view where, const char* name, const ConstTensor& t, DType want) {
-  if (t.dtype != want)
-    invalid_argument(where, name, " has dtype ", to_string(t.dtype), ", expected ", to_string(want),
+/// Every input shares x's dtype and device.
+void check_like_x(std::string_view where, const char* name, const ConstTensor& t, const Problem& p) {
+  if (t.dtype != p.dtype)
+    invalid_argument(where, name, " has dtype ", to_string(t.dtype), ", expected ", to_string(p.dtype),
                      " like x");
+  if (t.device != p.device)
+    invalid_argument(where, name, " is on ", to_string(t.device), " but x is on ", to_string(p.device));
 }
 
 }  // namespace
@@ -91,13 +94,15 @@ Problem resolve(std::string_view where, Kind kind, const Options& opt, const Con
   if (x.rank() != 2) invalid_argument(where, "x has shape ", to_string(x.shape), ", expected (B, I)");
   checked_numel(where, "x", x);
   p.dtype = x.dtype;
+  p.device = x.device;
+  p.stream = opt.stream;
   p.B = x.shape[0];
   p.I = x.shape[1];
   if (p.I < 1) invalid_argument(where, "x has shape ", to_string(x.shape), ": I must be >= 1");
   p.x = x.data;
 
   if (!theta.given()) invalid_argument(where, "theta is missing");
-  check_dtype(where, "theta", theta, p.dtype);
+  check_like_x(where, "theta", theta, p);
   std::int64_t O_natural = -1;
   p.theta_layout = table_layout(where, "theta", theta, {p.R, p.K}, p.I, &O_natural);
   p.theta = theta.data;
@@ -105,8 +110,8 @@ Problem resolve(std::string_view where, Kind kind, const Options& opt, const Con
   if (p.encoding) {
     if (!w.given()) invalid_argument(where, "preacts_weight is missing but the encoding is active");
     if (!c.given()) invalid_argument(where, "preacts_bias is missing but the encoding is active");
-    check_dtype(where, "preacts_weight", w, p.dtype);
-    check_dtype(where, "preacts_bias", c, p.dtype);
+    check_like_x(where, "preacts_weight", w, p);
+    check_like_x(where, "preacts_bias", c, p);
     checked_numel(where, "preacts_bias", c);
     if (w.shape != c.shape)
       invalid_argument(where, "preacts_weight has shape ", to_string(w.shape),
@@ -123,7 +128,7 @@ Problem resolve(std::string_view where, Kind kind, const Options& opt, const Con
 
   if (kind == Kind::contract) {
     if (W == nullptr || !W->given()) invalid_argument(where, "weight is missing");
-    check_dtype(where, "weight", *W, p.dtype);
+    check_like_x(where, "weight", *W, p);
     if (W->rank() != 2 || W->shape[1] != p.I || W->shape[0] < 1)
       invalid_argument(where, "weight has shape ", to_string(W->shape), ", expected (O, I=", p.I, ") with O >= 1");
     checked_numel(where, "weight", *W);
@@ -150,17 +155,19 @@ Problem resolve(std::string_view where, Kind kind, const Options& opt, const Con
   return p;
 }
 
-void check_output(std::string_view where, const char* name, const MutTensor& t, DType dtype,
+void check_output(std::string_view where, const char* name, const MutTensor& t, const Problem& p,
                   const Shape& expected) {
-  check_input(where, name, t.view(), dtype, expected);
+  check_input(where, name, t.view(), p, expected);
 }
 
-void check_input(std::string_view where, const char* name, const ConstTensor& t, DType dtype,
+void check_input(std::string_view where, const char* name, const ConstTensor& t, const Problem& p,
                  const Shape& expected) {
   if (!t.given()) invalid_argument(where, name, " is missing");
   checked_numel(where, name, t);
-  if (t.dtype != dtype)
-    invalid_argument(where, name, " has dtype ", to_string(t.dtype), ", expected ", to_string(dtype));
+  if (t.dtype != p.dtype)
+    invalid_argument(where, name, " has dtype ", to_string(t.dtype), ", expected ", to_string(p.dtype));
+  if (t.device != p.device)
+    invalid_argument(where, name, " is on ", to_string(t.device), ", expected ", to_string(p.device), " like x");
   if (t.shape != expected)
     invalid_argument(where, name, " has shape ", to_string(t.shape), ", expected ", to_string(expected));
 }

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "lockstep/qkan/solver.hpp"
+#include "src/qkan/schedule.hpp"
 
 namespace lockstep::qkan::detail {
 
@@ -15,7 +16,7 @@ using qkan::to_string;
 /// Where edge (o, i) finds its row in a per-edge table: row = (po == 1 ? 0 : o)·pi + i mod pi.
 struct TableLayout {
   std::int64_t po = 1, pi = 1;
-  std::int64_t row(std::int64_t o, std::int64_t i) const { return (po == 1 ? 0 : o) * pi + i % pi; }
+  LOCKSTEP_HD std::int64_t row(std::int64_t o, std::int64_t i) const { return (po == 1 ? 0 : o) * pi + i % pi; }
   std::int64_t rows() const { return po * pi; }
   /// True when the table does not depend on o and has one row per input (g == I).
   bool shared_over_o(std::int64_t I) const { return po == 1 && pi == I; }
@@ -32,6 +33,8 @@ struct Problem {
   bool encoding = false;
   bool fast_measure = true;
   DType dtype = DType::f32;
+  Device device = Device::cpu;
+  void* stream = nullptr;  ///< CUDA stream (cudaStream_t) of a CUDA call
   std::int64_t B = 0, I = 0, O = 0;  ///< O: the contraction's (or plain solve's out_dim) output size
   std::int64_t O_edges = 0;          ///< distinct circuits over o: 1 or O (see solver.hpp)
   TableLayout theta_layout, pre_layout;
@@ -51,10 +54,10 @@ Problem resolve(std::string_view where, Kind kind, const Options& opt, const Con
 /// Checks the options alone (ansatz value, reps >= 1, px needs the encoding).
 void check_options(std::string_view where, const Options& opt);
 
-/// Checks that an output or gradient view has the expected dtype and shape.
-void check_output(std::string_view where, const char* name, const MutTensor& t, DType dtype,
+/// Checks that an output or gradient view has p's dtype and device and the expected shape.
+void check_output(std::string_view where, const char* name, const MutTensor& t, const Problem& p,
                   const Shape& expected);
-void check_input(std::string_view where, const char* name, const ConstTensor& t, DType dtype,
+void check_input(std::string_view where, const char* name, const ConstTensor& t, const Problem& p,
                  const Shape& expected);
 
 /// Typed destinations of a backward; nullptr skips that gradient.
@@ -74,9 +77,13 @@ void fused_forward(const Problem& p, void* out);
 void fused_backward(const Problem& p, const void* grad_out, const GradPtrs& g);
 /// nullptr when the fused path implements p, else why not.
 const char* fused_unsupported(const Problem& p);
+/// The CUDA backend (src/qkan/cuda/fused.cu; src/qkan/no_cuda.cpp throws when CUDA is off).
+/// Launches on p.stream without synchronising or allocating.
+void cuda_forward(const Problem& p, void* out);
+void cuda_backward(const Problem& p, const void* grad_out, const GradPtrs& g);
+/// Zeroes `bytes` of device memory on `stream` (asynchronously).
+void cuda_zero(void* ptr, std::size_t bytes, void* stream);
 /// Name of the SIMD target the fused CPU path dispatches to on this machine ("AVX3", "AVX2", ...).
 const char* fused_target();
-/// Largest reps the fused kernels implement (their per-rep trig lives in fixed-size arrays).
-inline constexpr int kFusedMaxReps = 16;
 
 }  // namespace lockstep::qkan::detail

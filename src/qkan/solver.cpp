@@ -30,7 +30,26 @@ Path parse_path(std::string_view name) {
 
 namespace {
 
+std::string implements(const Problem& p) {
+  return to_string(p.ansatz) + std::string(", ") + lockstep::to_string(p.dtype) +
+         (p.encoding ? ", encoding on" : ", encoding off");
+}
+
+/// CUDA tensors run on the CUDA kernels or not at all: the reference path is host code.
+Dispatch choose_cuda(const Options& opt, const Problem& p) {
+  if (!LOCKSTEP_WITH_CUDA)
+    invalid_argument("qkan", "CUDA tensors were given but this build of lockstep has no CUDA backend "
+                     "(configured with LOCKSTEP_CUDA=OFF or without nvcc)");
+  if (opt.path == Path::reference)
+    invalid_argument("qkan", "the reference path runs on the CPU; pass CPU tensors to use it");
+  if (const char* why_not = fused_unsupported(p))
+    invalid_argument("qkan", "the CUDA kernels cannot run this call: ", why_not,
+                     "; pass CPU tensors to use the reference path");
+  return {Path::fused, "fused CUDA kernels implement " + implements(p)};
+}
+
 Dispatch choose(const Options& opt, const Problem& p) {
+  if (p.device == Device::cuda) return choose_cuda(opt, p);
   const char* why_not = fused_unsupported(p);
   switch (opt.path) {
     case Path::reference: return {Path::reference, "reference path requested"};
@@ -39,20 +58,20 @@ Dispatch choose(const Options& opt, const Problem& p) {
       [[fallthrough]];
     case Path::automatic:
       if (why_not) return {Path::reference, std::string("fused path unavailable: ") + why_not};
-      return {Path::fused, std::string("fused CPU kernels (") + fused_target() + ") implement " +
-                               to_string(p.ansatz) + ", " + lockstep::to_string(p.dtype) +
-                               (p.encoding ? ", encoding on" : ", encoding off")};
+      return {Path::fused, std::string("fused CPU kernels (") + fused_target() + ") implement " + implements(p)};
   }
   invalid_argument("qkan", "unknown path value");
 }
 
 void forward(Path path, const Problem& p, void* out) {
-  if (path == Path::fused) fused_forward(p, out);
+  if (p.device == Device::cuda) cuda_forward(p, out);
+  else if (path == Path::fused) fused_forward(p, out);
   else reference_forward(p, out);
 }
 
 void backward(Path path, const Problem& p, const void* gout, const GradPtrs& g) {
-  if (path == Path::fused) fused_backward(p, gout, g);
+  if (p.device == Device::cuda) cuda_backward(p, gout, g);
+  else if (path == Path::fused) fused_backward(p, gout, g);
   else reference_backward(p, gout, g);
 }
 
@@ -65,7 +84,7 @@ GradPtrs grad_ptrs(std::string_view where, const Problem& p, const Grads& g, con
   auto take = [&](const char* name, const MutTensor& t, const ConstTensor& like) -> void* {
     if (!t.given()) return nullptr;
     if (!like.given()) invalid_argument(where, "grad ", name, " was requested but ", name, " is missing");
-    check_output(where, ("grad " + std::string(name)).c_str(), t, p.dtype, like.shape);
+    check_output(where, ("grad " + std::string(name)).c_str(), t, p, like.shape);
     return t.data;
   };
   out.x = take("x", g.x, x);
@@ -75,8 +94,12 @@ GradPtrs grad_ptrs(std::string_view where, const Problem& p, const Grads& g, con
   if (W) out.W = take("weight", g.W, *W);
   else if (g.W.given()) invalid_argument(where, "grad weight was requested from a plain solve, which has no weight");
   if (!p.encoding) {
-    for (auto [ptr, t] : {std::pair{out.w, &w}, std::pair{out.c, &c}})
-      if (ptr) std::memset(ptr, 0, numel(t->shape) * size_of(p.dtype));
+    for (auto [ptr, t] : {std::pair{out.w, &w}, std::pair{out.c, &c}}) {
+      if (!ptr) continue;
+      const std::size_t bytes = numel(t->shape) * size_of(p.dtype);
+      if (p.device == Device::cuda) cuda_zero(ptr, bytes, p.stream);
+      else std::memset(ptr, 0, bytes);
+    }
     out.w = out.c = nullptr;
   }
   return out;
@@ -84,9 +107,10 @@ GradPtrs grad_ptrs(std::string_view where, const Problem& p, const Grads& g, con
 
 }  // namespace
 
-Dispatch explain(const Options& opt, DType dtype) {
+Dispatch explain(const Options& opt, DType dtype, Device device) {
   check_options("qkan.explain", opt);
   Problem p;
+  p.device = device;
   p.ansatz = opt.ansatz;
   p.reps = opt.reps;
   p.dtype = dtype;
@@ -104,7 +128,7 @@ void solve_forward(const Options& opt, const ConstTensor& x, const ConstTensor& 
                    const ConstTensor& w, const ConstTensor& c, const MutTensor& postacts) {
   constexpr const char* where = "qkan.solve";
   const Problem p = resolve(where, Kind::solve, opt, x, theta, w, c, nullptr);
-  check_output(where, "postacts", postacts, p.dtype, {p.B, p.O_edges, p.I});
+  check_output(where, "postacts", postacts, p, {p.B, p.O_edges, p.I});
   forward(choose(opt, p).path, p, postacts.data);
 }
 
@@ -113,7 +137,7 @@ void solve_backward(const Options& opt, const ConstTensor& x, const ConstTensor&
                     const Grads& grads) {
   constexpr const char* where = "qkan.solve_backward";
   const Problem p = resolve(where, Kind::solve, opt, x, theta, w, c, nullptr);
-  check_input(where, "grad_postacts", grad_postacts, p.dtype, {p.B, p.O_edges, p.I});
+  check_input(where, "grad_postacts", grad_postacts, p, {p.B, p.O_edges, p.I});
   const Path path = choose(opt, p).path;  // may refuse: before any gradient buffer is touched
   backward(path, p, grad_postacts.data, grad_ptrs(where, p, grads, x, theta, w, c, nullptr));
 }
@@ -123,7 +147,7 @@ void contract_forward(const Options& opt, const ConstTensor& x, const ConstTenso
                       const MutTensor& y) {
   constexpr const char* where = "qkan.contract";
   const Problem p = resolve(where, Kind::contract, opt, x, theta, w, c, &W);
-  check_output(where, "y", y, p.dtype, {p.B, p.O});
+  check_output(where, "y", y, p, {p.B, p.O});
   forward(choose(opt, p).path, p, y.data);
 }
 
@@ -132,7 +156,7 @@ void contract_backward(const Options& opt, const ConstTensor& x, const ConstTens
                        const ConstTensor& grad_y, const Grads& grads) {
   constexpr const char* where = "qkan.contract_backward";
   const Problem p = resolve(where, Kind::contract, opt, x, theta, w, c, &W);
-  check_input(where, "grad_y", grad_y, p.dtype, {p.B, p.O});
+  check_input(where, "grad_y", grad_y, p, {p.B, p.O});
   const Path path = choose(opt, p).path;  // may refuse: before any gradient buffer is touched
   backward(path, p, grad_y.data, grad_ptrs(where, p, grads, x, theta, w, c, &W));
 }

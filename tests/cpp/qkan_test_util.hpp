@@ -8,11 +8,15 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <optional>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "lockstep/qkan/solver.hpp"
@@ -171,6 +175,54 @@ struct AnsatzEnc {
 inline std::vector<AnsatzEnc> all_ansatz_encodings() {
   return {{Ansatz::pz, false}, {Ansatz::pz, true},  {Ansatz::rpz, true}, {Ansatz::px, true},
           {Ansatz::real, false}, {Ansatz::real, true}, {Ansatz::mix, false}, {Ansatz::mix, true}};
+}
+
+/// The configurations every fused path (CPU and CUDA) is checked against the reference on:
+/// every ansatz × encoding × measurement × table layout × precision at B in {37, 300} (past
+/// the CPU chunk of 64 rows), then odd sizes (one row, exactly one chunk, one past it, wide)
+/// and reps up to the fused limit.
+inline std::vector<Config> fused_vs_reference_grid() {
+  std::vector<Config> out;
+  for (const AnsatzEnc& ae : all_ansatz_encodings())
+    for (bool fast : {true, false})
+      for (Group g : {Group::natural, Group::grouped, Group::grouped4d, Group::shared, Group::mixed})
+        for (DType d : {DType::f32, DType::f64})
+          for (std::int64_t B : {37, 300}) {
+            Config c;
+            c.ansatz = ae.ansatz;
+            c.preacts_trainable = ae.preacts_trainable;
+            c.fast = fast;
+            c.group = g;
+            c.dtype = d;
+            c.B = B;
+            c.I = 5;
+            c.O = 3;
+            out.push_back(c);
+          }
+  for (Ansatz a : {Ansatz::pz, Ansatz::real, Ansatz::mix, Ansatz::px})
+    for (DType d : {DType::f32, DType::f64}) {
+      for (auto [B, I, O] : {std::tuple<std::int64_t, std::int64_t, std::int64_t>{1, 1, 1}, {64, 2, 1}, {65, 7, 2}, {129, 3, 4}}) {
+        Config c;
+        c.ansatz = a;
+        c.preacts_trainable = a == Ansatz::px;
+        c.dtype = d;
+        c.B = B;
+        c.I = I;
+        c.O = O;
+        out.push_back(c);
+      }
+      for (int reps : {1, 2, 5, 16}) {
+        Config c;
+        c.ansatz = a;
+        c.preacts_trainable = true;
+        c.fast = reps % 2 == 0;
+        c.dtype = d;
+        c.reps = reps;
+        c.B = 37;
+        out.push_back(c);
+      }
+    }
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -403,6 +455,23 @@ template <class T> void expect_grads_close(const GradSet<T>& got, const GradSet<
   one("grad preacts_weight", got.w, ref.w);
   one("grad preacts_bias", got.c, ref.c);
   one("grad weight", got.W, ref.W);
+}
+
+/// Expects f() to throw std::invalid_argument whose message contains every needle.
+template <class F>
+::testing::AssertionResult throws_invalid(F&& f, std::initializer_list<std::string_view> needles) {
+  try {
+    f();
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    for (std::string_view n : needles)
+      if (what.find(n) == std::string::npos)
+        return ::testing::AssertionFailure() << "message does not name '" << n << "': " << what;
+    return ::testing::AssertionSuccess() << what;
+  } catch (const std::exception& e) {
+    return ::testing::AssertionFailure() << "threw another exception type: " << e.what();
+  }
+  return ::testing::AssertionFailure() << "did not throw";
 }
 
 // Readable parameter values in GoogleTest / CTest output.

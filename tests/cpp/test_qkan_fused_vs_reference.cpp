@@ -9,51 +9,6 @@
 namespace lockstep::test {
 namespace {
 
-std::vector<Config> grid() {
-  std::vector<Config> out;
-  for (const AnsatzEnc& ae : all_ansatz_encodings())
-    for (bool fast : {true, false})
-      for (Group g : {Group::natural, Group::grouped, Group::grouped4d, Group::shared, Group::mixed})
-        for (DType d : {DType::f32, DType::f64})
-          for (std::int64_t B : {37, 300}) {
-            Config c;
-            c.ansatz = ae.ansatz;
-            c.preacts_trainable = ae.preacts_trainable;
-            c.fast = fast;
-            c.group = g;
-            c.dtype = d;
-            c.B = B;
-            c.I = 5;
-            c.O = 3;
-            out.push_back(c);
-          }
-  // Other sizes (one row, exactly one chunk, one past it, wide) and reps up to the fused limit.
-  for (Ansatz a : {Ansatz::pz, Ansatz::real, Ansatz::mix, Ansatz::px})
-    for (DType d : {DType::f32, DType::f64}) {
-      for (auto [B, I, O] : {std::tuple<std::int64_t, std::int64_t, std::int64_t>{1, 1, 1}, {64, 2, 1}, {65, 7, 2}, {129, 3, 4}}) {
-        Config c;
-        c.ansatz = a;
-        c.preacts_trainable = a == Ansatz::px;
-        c.dtype = d;
-        c.B = B;
-        c.I = I;
-        c.O = O;
-        out.push_back(c);
-      }
-      for (int reps : {1, 2, 5, 16}) {
-        Config c;
-        c.ansatz = a;
-        c.preacts_trainable = true;
-        c.fast = reps % 2 == 0;
-        c.dtype = d;
-        c.reps = reps;
-        c.B = 37;
-        out.push_back(c);
-      }
-    }
-  return out;
-}
-
 class FusedVsReference : public ::testing::TestWithParam<Config> {};
 
 TEST_P(FusedVsReference, PlainForward) {
@@ -100,7 +55,7 @@ TEST_P(FusedVsReference, ContractBackward) {
   });
 }
 
-INSTANTIATE_TEST_SUITE_P(Qkan, FusedVsReference, ::testing::ValuesIn(grid()),
+INSTANTIATE_TEST_SUITE_P(Qkan, FusedVsReference, ::testing::ValuesIn(fused_vs_reference_grid()),
                          [](const ::testing::TestParamInfo<Config>& info) { return info.param.name(); });
 
 // ---------------------------------------------------------------------------------------------

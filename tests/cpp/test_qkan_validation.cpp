@@ -8,22 +8,6 @@
 namespace lockstep::test {
 namespace {
 
-template <class F>
-::testing::AssertionResult throws_invalid(F&& f, std::initializer_list<std::string_view> needles) {
-  try {
-    f();
-  } catch (const std::invalid_argument& e) {
-    const std::string what = e.what();
-    for (std::string_view n : needles)
-      if (what.find(n) == std::string::npos)
-        return ::testing::AssertionFailure() << "message does not name '" << n << "': " << what;
-    return ::testing::AssertionSuccess() << what;
-  } catch (const std::exception& e) {
-    return ::testing::AssertionFailure() << "threw another exception type: " << e.what();
-  }
-  return ::testing::AssertionFailure() << "did not throw";
-}
-
 /// Storage for views of any shape used below (large enough that a call with a wrong shape that
 /// slipped through validation stays inside it), and a valid baseline call:
 /// pz, reps 3, encoding on, B = 4, I = 3, O = 2, float64.

@@ -11,7 +11,11 @@ namespace lockstep {
 
 enum class DType { f32, f64 };
 
+/// Where a view's memory lives. CUDA memory is device memory of the current device.
+enum class Device { cpu, cuda };
+
 const char* to_string(DType dtype);
+const char* to_string(Device device);
 std::size_t size_of(DType dtype);
 template <class T> constexpr DType dtype_of();
 template <> constexpr DType dtype_of<float>() { return DType::f32; }
@@ -31,6 +35,7 @@ struct ConstTensor {
   const void* data = nullptr;
   DType dtype = DType::f32;
   Shape shape;
+  Device device = Device::cpu;
 
   bool given() const { return data != nullptr || !shape.empty(); }
   int rank() const { return static_cast<int>(shape.size()); }
@@ -42,18 +47,19 @@ struct MutTensor {
   void* data = nullptr;
   DType dtype = DType::f32;
   Shape shape;
+  Device device = Device::cpu;
 
   bool given() const { return data != nullptr || !shape.empty(); }
   int rank() const { return static_cast<int>(shape.size()); }
   template <class T> T* as() const { return static_cast<T*>(data); }
-  ConstTensor view() const { return {data, dtype, shape}; }
+  ConstTensor view() const { return {data, dtype, shape, device}; }
 };
 
-template <class T> ConstTensor const_view(const T* data, Shape shape) {
-  return {data, dtype_of<T>(), std::move(shape)};
+template <class T> ConstTensor const_view(const T* data, Shape shape, Device device = Device::cpu) {
+  return {data, dtype_of<T>(), std::move(shape), device};
 }
-template <class T> MutTensor mut_view(T* data, Shape shape) {
-  return {data, dtype_of<T>(), std::move(shape)};
+template <class T> MutTensor mut_view(T* data, Shape shape, Device device = Device::cpu) {
+  return {data, dtype_of<T>(), std::move(shape), device};
 }
 
 }  // namespace lockstep

@@ -2,7 +2,7 @@
 // and the contracted solve, y[b,o] = Σ_i postacts[b,o,i]·W[o,i], each with a first-order,
 // state-free backward.
 //
-// Inputs (all one dtype, f32 or f64, C-contiguous):
+// Inputs (all one dtype, f32 or f64, C-contiguous, all on one device: CPU or CUDA):
 //   x      (B, I)
 //   theta  (O, I, R', k) natural, or (g, R', k) / (1, g, R', k) grouped: edge (o, i) uses row i mod g.
 //          R' = reps + 1 (reps for `real`), k = 2 for pz/mix, 1 otherwise.
@@ -27,7 +27,7 @@ namespace lockstep::qkan {
 enum class Path {
   automatic,  ///< the fused path when it implements the configuration, else the reference
   reference,  ///< plain double-precision spinor simulation
-  fused,      ///< threads + SIMD (CPU); throws if it does not implement the configuration
+  fused,      ///< threads + SIMD (CPU) or CUDA kernels; throws if it does not implement the configuration
 };
 
 const char* to_string(Path path);
@@ -40,6 +40,10 @@ struct Options {
   bool fast_measure = true;  ///< |α| - |β| (true) or ⟨Z⟩ = |α|² - |β|² (false)
   std::int64_t out_dim = -1;  ///< O for the plain solve; -1 means I (upstream's default)
   Path path = Path::automatic;
+  /// For CUDA tensors: the cudaStream_t to launch on (nullptr: the legacy default stream).
+  /// Calls on CUDA tensors are asynchronous on that stream, never synchronise the host and
+  /// never allocate, so they can be captured in a CUDA graph. Ignored for CPU tensors.
+  void* stream = nullptr;
 };
 
 /// The path a call with these options and dtype would take, and why.
@@ -47,7 +51,7 @@ struct Dispatch {
   Path path;
   std::string reason;
 };
-Dispatch explain(const Options& opt, DType dtype);
+Dispatch explain(const Options& opt, DType dtype, Device device = Device::cpu);
 
 /// Shape of the plain solve's output, (B, O', I).
 Shape solve_output_shape(const Options& opt, const ConstTensor& x, const ConstTensor& theta,

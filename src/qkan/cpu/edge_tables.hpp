@@ -1,11 +1,11 @@
 // Per-edge constants of the fused kernels (built once per call from θ, w, c) and the fold of
-// per-edge gradient slots back into the θ / w / c tables. Scalar double code; see schedule.hpp.
+// per-edge gradient slots back into the θ / w / c tables, in double, over edge_math.hpp.
 #pragma once
 
 #include <vector>
 
 #include "../problem.hpp"
-#include "schedule.hpp"
+#include "../schedule.hpp"
 
 namespace lockstep::qkan::detail {
 

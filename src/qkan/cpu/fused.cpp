@@ -25,6 +25,7 @@
 
 #include "lockstep/core/parallel.hpp"
 #include "src/qkan/cpu/edge_tables.hpp"
+#include "src/qkan/schedule.hpp"
 
 HWY_BEFORE_NAMESPACE();
 namespace lockstep::qkan::detail::HWY_NAMESPACE {
@@ -35,26 +36,6 @@ constexpr std::int64_t NB = 64;  // batch rows per task
 /// Threads worth starting: below ~2^17 circuits a call takes tens of µs, less than waking a
 /// thread team costs (the 1×1 quick-start layer, B = 1000, ran 1.4× slower on two threads).
 inline int threads_for(const Problem& p) { return p.B * p.O * p.I < (std::int64_t{1} << 17) ? 1 : num_threads(); }
-
-/// Rotates (n[u], n[v]) by (c, s): the Bloch rotation about `axis`.
-template <int axis, class V> HWY_INLINE void rot(V* n, V c, V s) {
-  constexpr int u = (axis + 1) % 3, v = (axis + 2) % 3;
-  const V nu = hn::MulSub(c, n[u], hn::Mul(s, n[v]));
-  n[v] = hn::MulAdd(s, n[u], hn::Mul(c, n[v]));
-  n[u] = nu;
-}
-/// The inverse rotation (transpose).
-template <int axis, class V> HWY_INLINE void unrot(V* n, V c, V s) {
-  constexpr int u = (axis + 1) % 3, v = (axis + 2) % 3;
-  const V nu = hn::MulAdd(c, n[u], hn::Mul(s, n[v]));
-  n[v] = hn::NegMulAdd(s, n[u], hn::Mul(c, n[v]));
-  n[u] = nu;
-}
-/// g·(a × n) = g_v n_u − g_u n_v: d out / d φ for a rotation about `axis` whose output is n.
-template <int axis, class V> HWY_INLINE V dphi(const V* g, const V* n) {
-  constexpr int u = (axis + 1) % 3, v = (axis + 2) % 3;
-  return hn::MulSub(g[v], n[u], hn::Mul(g[u], n[v]));
-}
 
 /// cos a and sin a. Highway's polynomials are valid for |a| <= 39000; lanes past that (rare,
 /// and meaningful in float64) are recomputed with std::cos / std::sin instead of returning
@@ -79,171 +60,18 @@ template <class D, class V> HWY_INLINE void sin_cos(D d, V a, V& c, V& s) {
   }
 }
 
-/// r = √(1 − z²) of the final Bloch vector, taken as √(n_x² + n_y²): accurate near the poles,
-/// where 1 − z² cancels (z = 1 − 1e-8 would lose half the digits).
-template <class V> HWY_INLINE V transverse(const V* n) { return hn::Sqrt(hn::MulAdd(n[0], n[0], hn::Mul(n[1], n[1]))); }
+/// 1/√v, correctly rounded square root and division (Highway's approximate reciprocal square
+/// root is too coarse for float64 results).
+template <class D, class V> HWY_INLINE V inv_sqrt(D d, V v) { return hn::Div(hn::Set(d, 1), hn::Sqrt(v)); }
 
-/// Measurement of the final Bloch vector n: fast = |α| − |β| = z / √(1 + r), else ⟨Z⟩ = z.
-template <class D, class V> HWY_INLINE V measure(D d, const V* n, bool fast) {
-  if (!fast) return n[2];
-  return hn::Div(n[2], hn::Sqrt(hn::Add(hn::Set(d, 1), transverse(n))));
-}
-/// d measure / dz: d fast/dz = √(1 + r) / (2r), r guarded so r → 0 gives a large finite
-/// value (times a vanishing a × n), not inf·0.
-template <class D, class V> HWY_INLINE V measure_slope(D d, const V* n, bool fast) {
-  if (!fast) return hn::Set(d, 1);
-  using T = hn::TFromD<D>;
-  const V r = hn::Max(transverse(n), hn::Set(d, std::numeric_limits<T>::min()));
-  return hn::Div(hn::Sqrt(hn::Add(hn::Set(d, 1), r)), hn::Add(r, r));
-}
+}  // namespace lockstep::qkan::detail::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
 
-/// Per-(b, i) data values shared over edges: raw x gives (cos x, sin x) for the generic
-/// ansätze and (cos Lx, sin Lx) for `real`; with the encoding only x itself is used.
-template <class V> struct Prep { V x, c, s; };
+#include "src/qkan/circuit-inl.hpp"
 
-// ---------------------------------------------------------------------------------------------
-// Generic ansätze (pz, rpz, px, mix): one circuit on a vector of lanes.
-template <Ansatz A, bool Enc> struct Generic {
-  static constexpr Schedule S = ScheduleOf<A>::value;
-  static constexpr int kDataAxis = S.data_axis;
-  static constexpr bool kOffset = S.offset_col >= 0;
-  static constexpr int kStride = 2 + 2 * S.nconst;  // record values per rep
-
-  template <class D> static HWY_INLINE Prep<hn::Vec<D>> prep(D d, hn::Vec<D> x, int /*reps*/) {
-    Prep<hn::Vec<D>> pr{x, x, x};
-    if constexpr (!Enc) sin_cos(d, x, pr.c, pr.s);
-    return pr;
-  }
-
-  /// Cos/sin of rep l's data rotation from the record q (see schedule.hpp).
-  template <class D, class V> static HWY_INLINE void data_trig(D d, const hn::TFromD<D>* q, const Prep<V>& pr, V& c, V& s) {
-    if constexpr (Enc) {
-      const V e = hn::MulAdd(hn::Set(d, q[0]), pr.x, hn::Set(d, q[1]));
-      if constexpr (S.arccos) {
-        c = e;  // cos(arccos e) = e, sin(arccos e) = √(1 − e²) ≥ 0; NaN for |e| > 1 by policy
-        s = hn::Sqrt(hn::NegMulAdd(e, e, hn::Set(d, 1)));
-      } else {
-        sin_cos(d, e, c, s);
-      }
-    } else if constexpr (kOffset) {  // angle addition with the cached θ trig
-      const V oc = hn::Set(d, q[0]), os = hn::Set(d, q[1]);
-      c = hn::MulSub(pr.c, oc, hn::Mul(pr.s, os));
-      s = hn::MulAdd(pr.s, oc, hn::Mul(pr.c, os));
-    } else {
-      c = pr.c;
-      s = pr.s;
-    }
-  }
-
-  template <class D, class V> static HWY_INLINE void const_gates(D d, const hn::TFromD<D>* q, V* n) {
-    rot<S.const_axis[0]>(n, hn::Set(d, q[2]), hn::Set(d, q[3]));
-    if constexpr (S.nconst > 1) rot<S.const_axis[1]>(n, hn::Set(d, q[4]), hn::Set(d, q[5]));
-  }
-
-  template <class D, class V> static HWY_INLINE V forward(D d, const hn::TFromD<D>* rec, int reps, const Prep<V>& pr, bool fast) {
-    V n[3] = {hn::Set(d, rec[0]), hn::Set(d, rec[1]), hn::Set(d, rec[2])};
-    const hn::TFromD<D>* q = rec + 3;
-    for (int l = 0; l < reps; ++l, q += kStride) {
-      V c, s;
-      data_trig(d, q, pr, c, s);
-      rot<kDataAxis>(n, c, s);
-      const_gates(d, q, n);
-    }
-    return measure(d, n, fast);
-  }
-
-  /// Recomputes the forward, then walks the gates backwards, un-applying each to recover its
-  /// input state while propagating the cotangent g. Adds per-lane sums into `slots`
-  /// (schedule.hpp's layout) and d out/dx into dx; returns the forward value.
-  template <class D, class V>
-  static HWY_INLINE V backward(D d, const hn::TFromD<D>* rec, int reps, const Prep<V>& pr, bool fast, V gout, V* slots, V& dx) {
-    V n[3] = {hn::Set(d, rec[0]), hn::Set(d, rec[1]), hn::Set(d, rec[2])};
-    V cs[kFusedMaxReps][2];  // data-gate trig of each rep, reused by the reverse walk
-    const hn::TFromD<D>* q = rec + 3;
-    for (int l = 0; l < reps; ++l, q += kStride) {
-      data_trig(d, q, pr, cs[l][0], cs[l][1]);
-      rot<kDataAxis>(n, cs[l][0], cs[l][1]);
-      const_gates(d, q, n);
-    }
-    const V out = measure(d, n, fast);
-    const V zero = hn::Zero(d);
-    V g[3] = {zero, zero, hn::Mul(gout, measure_slope(d, n, fast))};
-    for (int l = reps - 1; l >= 0; --l) {
-      q = rec + 3 + l * kStride;
-      V* sl = slots + 3 + l * (1 + S.nconst + (Enc ? 1 : 0));
-      if constexpr (S.nconst > 1) {
-        const V c = hn::Set(d, q[4]), s = hn::Set(d, q[5]);
-        sl[2] = hn::Add(sl[2], dphi<S.const_axis[1]>(g, n));
-        unrot<S.const_axis[1]>(n, c, s);
-        unrot<S.const_axis[1]>(g, c, s);
-      }
-      {
-        const V c = hn::Set(d, q[2]), s = hn::Set(d, q[3]);
-        sl[1] = hn::Add(sl[1], dphi<S.const_axis[0]>(g, n));
-        unrot<S.const_axis[0]>(n, c, s);
-        unrot<S.const_axis[0]>(g, c, s);
-      }
-      V de = dphi<kDataAxis>(g, n);
-      unrot<kDataAxis>(n, cs[l][0], cs[l][1]);
-      unrot<kDataAxis>(g, cs[l][0], cs[l][1]);
-      if constexpr (S.arccos) de = hn::Neg(hn::Div(de, cs[l][1]));  // d arccos(e)/de = −1/√(1−e²)
-      sl[0] = hn::Add(sl[0], de);
-      if constexpr (Enc) {
-        sl[1 + S.nconst] = hn::MulAdd(pr.x, de, sl[1 + S.nconst]);
-        dx = hn::MulAdd(hn::Set(d, q[0]), de, dx);
-      } else {
-        dx = hn::Add(dx, de);
-      }
-    }
-    for (int k = 0; k < 3; ++k) slots[k] = hn::Add(slots[k], g[k]);
-    return out;
-  }
-};
-
-// ---------------------------------------------------------------------------------------------
-// `real`: ⟨Z⟩ = σ sin S, σ = (−1)^{L+1}, S = Σ_l e_l − Θ.
-template <bool Enc> struct Real {
-  template <class D> static HWY_INLINE Prep<hn::Vec<D>> prep(D d, hn::Vec<D> x, int reps) {
-    Prep<hn::Vec<D>> pr{x, x, x};
-    if constexpr (!Enc) sin_cos(d, hn::Mul(hn::Set(d, static_cast<hn::TFromD<D>>(reps)), x), pr.c, pr.s);
-    return pr;
-  }
-  /// sin S and cos S.
-  template <class D, class V> static HWY_INLINE void trig(D d, const hn::TFromD<D>* rec, const Prep<V>& pr, V& sS, V& cS) {
-    if constexpr (Enc) {
-      sin_cos(d, hn::MulAdd(hn::Set(d, rec[0]), pr.x, hn::Set(d, rec[1])), cS, sS);
-    } else {  // S = Lx − Θ
-      const V cT = hn::Set(d, rec[0]), sT = hn::Set(d, rec[1]);
-      sS = hn::MulSub(pr.s, cT, hn::Mul(pr.c, sT));
-      cS = hn::MulAdd(pr.c, cT, hn::Mul(pr.s, sT));
-    }
-  }
-  template <class D, class V> static HWY_INLINE V forward(D d, const hn::TFromD<D>* rec, int reps, const Prep<V>& pr, bool fast) {
-    V sS, cS;
-    trig(d, rec, pr, sS, cS);
-    const V sign = hn::Set(d, (reps % 2) ? 1 : -1);
-    // The Bloch vector stays in the x-z plane: (±cos S, 0, z); r = |cos S|.
-    const V n[3] = {cS, hn::Zero(d), hn::Mul(sign, sS)};
-    return measure(d, n, fast);
-  }
-  template <class D, class V>
-  static HWY_INLINE V backward(D d, const hn::TFromD<D>* rec, int reps, const Prep<V>& pr, bool fast, V gout, V* slots, V& dx) {
-    V sS, cS;
-    trig(d, rec, pr, sS, cS);
-    const V sign = hn::Set(d, (reps % 2) ? 1 : -1);
-    // The Bloch vector stays in the x-z plane: (±cos S, 0, z); r = |cos S|.
-    const V n[3] = {cS, hn::Zero(d), hn::Mul(sign, sS)};
-    const V dS = hn::Mul(hn::Mul(gout, measure_slope(d, n, fast)), hn::Mul(sign, cS));
-    slots[0] = hn::Add(slots[0], dS);
-    if constexpr (Enc) {
-      slots[1] = hn::MulAdd(pr.x, dS, slots[1]);
-      dx = hn::MulAdd(hn::Set(d, rec[0]), dS, dx);
-    } else {
-      dx = hn::MulAdd(hn::Set(d, static_cast<hn::TFromD<D>>(reps)), dS, dx);
-    }
-    return measure(d, n, fast);
-  }
-};
+HWY_BEFORE_NAMESPACE();
+namespace lockstep::qkan::detail::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
 
 // ---------------------------------------------------------------------------------------------
 // The outer loops, shared by every ansatz.
@@ -420,8 +248,6 @@ template <class T, template <Ansatz, bool> class Fn, class... Args> void with_ci
   }
   throw std::invalid_argument("[qkan.fused] unknown ansatz");
 }
-
-template <Ansatz A, bool Enc> using CircuitOf = std::conditional_t<A == Ansatz::real, Real<Enc>, Generic<A, Enc>>;
 
 template <Ansatz A, bool Enc> struct Forward {
   template <class T> static void run(const Inputs<T>& in, void* out) { forward_kernel<CircuitOf<A, Enc>, T>(in, static_cast<T*>(out)); }

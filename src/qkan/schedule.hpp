@@ -12,8 +12,12 @@
 #pragma once
 
 #include "lockstep/qkan/ansatz.hpp"
+#include "src/core/hd.hpp"
 
 namespace lockstep::qkan::detail {
+
+/// Largest reps the fused kernels implement (their per-rep trig lives in fixed-size arrays).
+inline constexpr int kFusedMaxReps = 16;
 
 enum Axis : int { kX = 0, kY = 1, kZ = 2 };
 
@@ -35,12 +39,12 @@ template <> struct ScheduleOf<Ansatz::mix> { static constexpr Schedule value{kY,
 /// Layout of the per-edge constant record (T values) and gradient slots (double), generic ansätze:
 ///   record: n0[3], then per rep: d0, d1, (cos, sin) of each constant gate
 ///           with d0, d1 = cos, sin of θ[l+1][off] for raw x, or w_l, c_l + θ[l+1][off] when encoding
-///   slots:  G0[3] (Σ_b cotangent at n0), then per rep: Σ de_l, Σ dφ of each constant gate,
+///   slots:  W0[3] (Σ_b n0 × cotangent at n0), then per rep: Σ de_l, Σ dφ of each constant gate,
 ///           and Σ x·de_l when encoding
 /// `real`:   record: cos Θ, sin Θ (raw, Θ = Σ θ_l) or Σ w_l, Σ c_l − Θ (encoding); slots: Σ dS, Σ x·dS.
-inline int record_size(const Schedule& s, int reps) { return 3 + reps * (2 + 2 * s.nconst); }
-inline int slot_count(const Schedule& s, int reps, bool enc) { return 3 + reps * (1 + s.nconst + (enc ? 1 : 0)); }
-inline int real_record_size() { return 2; }
-inline int real_slot_count(bool enc) { return enc ? 2 : 1; }
+constexpr LOCKSTEP_HD int record_size(const Schedule& s, int reps) { return 3 + reps * (2 + 2 * s.nconst); }
+constexpr LOCKSTEP_HD int slot_count(const Schedule& s, int reps, bool enc) { return 3 + reps * (1 + s.nconst + (enc ? 1 : 0)); }
+constexpr LOCKSTEP_HD int real_record_size() { return 2; }
+constexpr LOCKSTEP_HD int real_slot_count(bool enc) { return enc ? 2 : 1; }
 
 }  // namespace lockstep::qkan::detail

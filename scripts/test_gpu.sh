@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The GPU checks, on a machine with an NVIDIA GPU, CUDA and a python3 that has torch with CUDA
+# (plus nanobind, pytest and qkan==0.2.3 for the Python tests and the benchmark):
+#   1. builds the library with CUDA, the C++ tests and the Python extension (build/gpu);
+#   2. runs every C++ test, the GPU ones (label gpu) included;
+#   3. runs compute-sanitizer memcheck and racecheck over the GPU tests' sanitizer subset;
+#   4. runs the Python tests (tests/python, test_cuda.py included) against that build;
+#   5. runs the GPU benchmark (bench/qkan_cuda.py), unless LOCKSTEP_SKIP_BENCH=1.
+# Usage: bash scripts/test_gpu.sh [RESULTS_DIR]     (logs and JSON go there; default build/gpu/results)
+# Dependencies that are not installed system-wide (Highway, GoogleTest) can be given through
+# CMAKE_PREFIX_PATH. Exits non-zero if any step failed, after running them all.
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+BUILD=build/gpu
+RESULTS="${1:-$BUILD/results}"
+mkdir -p "$RESULTS"
+PY="${PYTHON:-python3}"
+status=0
+step() {  # step NAME COMMAND...: runs it, logs to RESULTS/NAME.log, records a failure
+  local name="$1"; shift
+  echo "== $name: $*"
+  local t0=$SECONDS
+  if "$@" >"$RESULTS/$name.log" 2>&1; then echo "== $name: ok ($((SECONDS - t0)) s)"
+  else echo "== $name: FAILED ($((SECONDS - t0)) s); last lines of $RESULTS/$name.log:"; tail -n 25 "$RESULTS/$name.log"; status=1; fi
+}
+
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || { echo "no GPU"; exit 1; }
+GEN=(); command -v ninja >/dev/null && GEN=(-G Ninja)
+step configure cmake -S . -B "$BUILD" "${GEN[@]}" -DLOCKSTEP_CUDA=ON -DLOCKSTEP_TESTS=ON \
+  -DLOCKSTEP_PYTHON=ON -DLOCKSTEP_APPS=OFF -DPython_EXECUTABLE="$(command -v "$PY")"
+step build cmake --build "$BUILD" -j"$(nproc)"
+[[ $status == 0 ]] || exit 1
+# The extension next to the package sources, so `import lockstep` finds this build.
+cp "$BUILD"/python/_lockstep*.so python/lockstep/
+export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
+
+step ctest ctest --test-dir "$BUILD" --output-on-failure -j"$(nproc)"
+# The sanitizers run the tile-boundary cases (I 33/65, O 9/17, B 37/300: every chunk and tail of
+# the kernels), forward and backward; the whole grid would take far longer under them.
+SAN_FILTER='QkanTiles/CudaVsReference.Forward/*:QkanTiles/CudaVsReference.Backward/*'
+for tool in memcheck racecheck; do
+  step "sanitizer-$tool" compute-sanitizer --tool "$tool" --error-exitcode 1 \
+    "$BUILD/tests/cpp/lockstep_cuda_tests" --gtest_filter="$SAN_FILTER"
+done
+step pytest "$PY" -m pytest -q -ra tests/python
+if [[ "${LOCKSTEP_SKIP_BENCH:-0}" != 1 ]]; then
+  step bench "$PY" bench/qkan_cuda.py --out "$RESULTS/qkan_cuda.json"
+  tail -n 40 "$RESULTS/bench.log"
+fi
+exit $status

@@ -1,0 +1,439 @@
+// The fused CUDA kernels and their launchers: one circuit per thread at a time, the
+// per-element math of circuit-inl.hpp and edge_math.hpp (shared with the CPU path), the
+// contraction and every gradient reduction inside the block. Launches go on the caller's
+// stream; nothing here synchronises or allocates, so calls can be captured in CUDA graphs.
+// Included by the per-(ansatz, dtype) instantiation units (instantiate.cu.in); dispatch.cpp
+// picks the instantiation.
+//
+// Three kernels, each with its thread roles described above it:
+//   solve_forward_kernel     the plain (B, O', I) output: lanes along inputs, so stores coalesce;
+//   contract_forward_kernel  the layer's y = Σ_i post·W: one batch row per thread, every thread
+//                            of a block on the same edge, y summed in registers (no atomics);
+//   backward_kernel          both backwards: lanes along inputs, warps along rows; ∂x summed
+//                            over edges in registers, per-edge batch sums over rows in
+//                            registers, over warps in shared memory, one atomic per block.
+// Edge records (θ trig, the prefix state n0; edge_math.hpp) are built in shared memory once per
+// block and input chunk ("θ trig once per edge per block"); a thread computes the data trig
+// (cos x, sin x) once per (b, i) it handles and shares it over the edges.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "lockstep/core/error.hpp"
+#include "src/qkan/cuda/launch.hpp"
+#include "src/qkan/edge_math.hpp"
+
+namespace lockstep::qkan::detail::cuda_lanes {
+// The data-gate trig of circuit-inl.hpp, for one circuit per thread (D is Scalar<float|double>).
+template <class D> __host__ __device__ __forceinline__ void sin_cos(D, float a, float& c, float& s) {
+#ifdef __CUDA_ARCH__
+  sincosf(a, &s, &c);
+#else
+  c = std::cos(a), s = std::sin(a);
+#endif
+}
+template <class D> __host__ __device__ __forceinline__ void sin_cos(D, double a, double& c, double& s) {
+#ifdef __CUDA_ARCH__
+  sincos(a, &s, &c);
+#else
+  c = std::cos(a), s = std::sin(a);
+#endif
+}
+/// 1/√v: float32 by the hardware reciprocal square root (a few ulp; the fast measure's only
+/// square root on the value path), float64 correctly rounded.
+template <class D> __host__ __device__ __forceinline__ float inv_sqrt(D, float v) {
+#ifdef __CUDA_ARCH__
+  return rsqrtf(v);
+#else
+  return 1.0f / std::sqrt(v);
+#endif
+}
+template <class D> __host__ __device__ __forceinline__ double inv_sqrt(D, double v) { return 1.0 / std::sqrt(v); }
+}  // namespace lockstep::qkan::detail::cuda_lanes
+
+#include "src/qkan/circuit-inl.hpp"
+
+namespace lockstep::qkan::detail::cuda_lanes {
+
+constexpr int kWarps = 8;
+constexpr int kThreads = 32 * kWarps;
+constexpr int TB = 8;               // batch rows per warp
+constexpr int BB = kWarps * TB;     // batch rows per block
+constexpr int kChunk = 32;          // inputs per chunk (one per lane)
+constexpr int kMaxSharedBytes = 200 * 1024;
+
+/// Everything a kernel reads, by value (kernel parameters).
+template <class T> struct Args {
+  std::int64_t B, I, O, O_edges;
+  int reps, R, K, KC, KCp, NS;
+  bool encoding, fast, contract;
+  TableLayout theta_layout, pre_layout;
+  const T *x, *theta, *w, *c, *W;
+};
+
+template <class T> Args<T> args_of(const Problem& p) {
+  Args<T> a;
+  a.B = p.B, a.I = p.I, a.O = p.O, a.O_edges = p.O_edges;
+  a.reps = p.reps, a.R = p.R, a.K = p.K;
+  a.KC = edge_record_size(p.ansatz, p.reps);
+  a.KCp = a.KC | 1;  // an odd stride keeps lanes reading their records on distinct banks
+  a.NS = edge_slot_count(p.ansatz, p.reps, p.encoding);
+  a.encoding = p.encoding, a.fast = p.fast_measure, a.contract = p.kind == Kind::contract;
+  a.theta_layout = p.theta_layout, a.pre_layout = p.pre_layout;
+  a.x = static_cast<const T*>(p.x), a.theta = static_cast<const T*>(p.theta);
+  a.w = static_cast<const T*>(p.w), a.c = static_cast<const T*>(p.c), a.W = static_cast<const T*>(p.W);
+  return a;
+}
+
+/// Builds the records of edges (o_edge0 + e, i0 + il), e < n_edges, il < n_i, into
+/// rec + (e·n_i + il)·stride.
+template <Ansatz A, class T>
+__device__ void build_records(const Args<T>& a, std::int64_t o_edge0, int n_edges, std::int64_t i0, int n_i,
+                              int stride, T* rec) {
+  for (int k = threadIdx.x; k < n_edges * n_i; k += blockDim.x) {
+    const int e = k / n_i, il = k % n_i;
+    const std::int64_t o = o_edge0 + e, i = i0 + il;
+    if (i >= a.I) continue;
+    const T* th = a.theta + a.theta_layout.row(o, i) * a.R * a.K;
+    const std::int64_t prow = a.encoding ? a.pre_layout.row(o, i) * a.reps : 0;
+    build_record<T>(
+        A, a.reps, a.encoding, [&](int row, int col) { return th[row * a.K + col]; },
+        [&](int l) { return a.w[prow + l]; }, [&](int l) { return a.c[prow + l]; }, rec + k * stride);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Plain forward (B, O', I). Lane l of a warp handles input i0 + l of the current chunk of 32
+// (so a warp's stores are contiguous row segments), the warp TB consecutive rows; the block
+// covers BB rows and kEdgeRows edge rows o (grid.y), whose kEdgeRows·32 records it builds per
+// chunk, one per thread.
+constexpr int kEdgeRows = kThreads / kChunk;
+template <Ansatz A, bool Enc, class T, int RC>
+__global__ void __launch_bounds__(kThreads) solve_forward_kernel(Args<T> a, T* out) {
+  using Circ = CircuitOf<A, Enc>;
+  const Scalar<T> d;
+  const int reps = RC > 0 ? RC : a.reps;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  T* rec = reinterpret_cast<T*>(smem_raw);  // [kEdgeRows][32][KCp]
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const std::int64_t b0 = blockIdx.x * std::int64_t(BB) + warp * TB;
+  const std::int64_t o0 = blockIdx.y * std::int64_t(kEdgeRows);
+  const int n_edges = int(std::min<std::int64_t>(kEdgeRows, a.O_edges - o0));
+  for (std::int64_t i0 = 0; i0 < a.I; i0 += kChunk) {
+    __syncthreads();  // the previous chunk's records are no longer read
+    build_records<A>(a, o0, n_edges, i0, kChunk, a.KCp, rec);
+    __syncthreads();
+    const std::int64_t i = i0 + lane;
+    if (i >= a.I) continue;
+    Prep<T> pr[TB];
+    LOCKSTEP_UNROLL
+    for (int t = 0; t < TB; ++t) pr[t] = Circ::prep(d, b0 + t < a.B ? a.x[(b0 + t) * a.I + i] : T(0), reps);
+    for (int e = 0; e < n_edges; ++e) {
+      const T* r = rec + (e * kChunk + lane) * a.KCp;
+      LOCKSTEP_UNROLL
+      for (int t = 0; t < TB; ++t) {
+        const std::int64_t b = b0 + t;
+        const T v = Circ::forward(d, r, reps, pr[t], a.fast);
+        if (b < a.B) out[(b * a.O_edges + o0 + e) * a.I + i] = v;
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Contracted forward y[b, o] = Σ_i post[b, o, i]·W[o, i]. Thread roles: thread t owns batch row
+// b = blockIdx.x·kThreads + t and accumulates y[b, o] for the block's m <= EO outputs in
+// registers while walking the inputs in chunks of ic: no reduction across threads, no atomics,
+// a deterministic sum. All threads of a block evaluate the same edge (o, i) at the same time,
+// so its record, with W[o, i] in the slot after it, is a shared-memory broadcast read in
+// 16-byte loads, and a thread's data trig is computed once per (b, i) for all m outputs.
+// With O' = 1 (g == I) one circuit per (b, i) feeds every output.
+constexpr int EO = 16;  ///< most outputs per block (y accumulators per thread)
+template <class T> constexpr int kVec = 16 / int(sizeof(T));  ///< values per 16-byte load
+/// Slots per edge in the contracted forward's shared memory: the record, W, padded to 16 bytes.
+template <class T> constexpr int padded(int KC) { return (KC + 1 + kVec<T> - 1) / kVec<T> * kVec<T>; }
+
+/// Copies N values (N a multiple of kVec<T>, 16-byte aligned) into registers.
+template <int N, class T> __device__ __forceinline__ void load_record(const T* src, T (&dst)[N]) {
+  using V = std::conditional_t<sizeof(T) == 4, float4, double2>;
+  LOCKSTEP_UNROLL
+  for (int k = 0; k < N / kVec<T>; ++k) *reinterpret_cast<V*>(dst + k * kVec<T>) = reinterpret_cast<const V*>(src)[k];
+}
+
+template <Ansatz A, bool Enc, class T, int RC>
+__global__ void __launch_bounds__(kThreads) contract_forward_kernel(Args<T> a, T* y, int n_out, int ic) {
+  using Circ = CircuitOf<A, Enc>;
+  constexpr int KC = RC > 0 ? edge_record_size(A, RC) : 0;
+  constexpr int KS = RC > 0 ? padded<T>(KC) : 0;
+  const Scalar<T> d;
+  const int reps = RC > 0 ? RC : a.reps;
+  const int kc = a.KC, ks = RC > 0 ? KS : padded<T>(kc);
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  T* rec = reinterpret_cast<T*>(smem_raw);  // [ic][EO][ks]: edge (o0 + e, i0 + il) at (il·EO + e)·ks, W at +kc
+  T* xs = rec + ic * EO * ks;               // [ic][kThreads + 1]
+  const std::int64_t b = blockIdx.x * std::int64_t(kThreads) + threadIdx.x;
+  const std::int64_t o0 = blockIdx.y * std::int64_t(n_out);
+  const int m = int(std::min<std::int64_t>(n_out, a.O - o0));
+  const bool shared_edge = a.O_edges == 1;
+  T acc[EO];
+  LOCKSTEP_UNROLL
+  for (int e = 0; e < EO; ++e) acc[e] = T(0);
+
+  for (std::int64_t i0 = 0; i0 < a.I; i0 += ic) {
+    const int n_i = int(std::min<std::int64_t>(ic, a.I - i0));
+    __syncthreads();  // the previous chunk is no longer read
+    for (int k = threadIdx.x; k < n_i * m; k += kThreads) {
+      const int il = k / m, e = k % m;
+      const std::int64_t i = i0 + il, o = shared_edge ? 0 : o0 + e;
+      T* r = rec + (il * EO + e) * ks;
+      if (!shared_edge || e == 0) {
+        const T* th = a.theta + a.theta_layout.row(o, i) * a.R * a.K;
+        const std::int64_t prow = a.encoding ? a.pre_layout.row(o, i) * a.reps : 0;
+        build_record<T>(
+            A, reps, a.encoding, [&](int row, int col) { return th[row * a.K + col]; },
+            [&](int l) { return a.w[prow + l]; }, [&](int l) { return a.c[prow + l]; }, r);
+      }
+      r[kc] = a.W[(o0 + e) * a.I + i];
+    }
+    for (int k = threadIdx.x; k < kThreads * n_i; k += kThreads) {  // x tile, read row by row
+      const int row = k / n_i, il = k % n_i;
+      const std::int64_t bb = blockIdx.x * std::int64_t(kThreads) + row;
+      xs[il * (kThreads + 1) + row] = bb < a.B ? a.x[bb * a.I + i0 + il] : T(0);
+    }
+    __syncthreads();
+    for (int il = 0; il < n_i; ++il) {
+      const Prep<T> pr = Circ::prep(d, xs[il * (kThreads + 1) + threadIdx.x], reps);
+      const T* rl = rec + il * EO * ks;
+      auto eval = [&](const T* src) {
+        if constexpr (RC > 0) {
+          T r[KS];
+          load_record(src, r);
+          return Circ::forward(d, r, reps, pr, a.fast);
+        } else {
+          return Circ::forward(d, src, reps, pr, a.fast);
+        }
+      };
+      if (shared_edge) {
+        const T v = eval(rl);
+        LOCKSTEP_UNROLL
+        for (int e = 0; e < EO; ++e)
+          if (e < m) acc[e] = std::fma(rl[e * ks + kc], v, acc[e]);
+      } else if (m == EO) {  // the common case, without per-output checks
+        LOCKSTEP_UNROLL
+        for (int e = 0; e < EO; ++e) acc[e] = std::fma(rl[e * ks + kc], eval(rl + e * ks), acc[e]);
+      } else {
+        LOCKSTEP_UNROLL
+        for (int e = 0; e < EO; ++e)
+          if (e < m) acc[e] = std::fma(rl[e * ks + kc], eval(rl + e * ks), acc[e]);
+      }
+    }
+  }
+  if (b >= a.B) return;
+  LOCKSTEP_UNROLL
+  for (int e = 0; e < EO; ++e)
+    if (e < m) y[b * a.O + o0 + e] = acc[e];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Backward. Thread roles as in the plain forward: lane l handles input i = i0 + l of the
+// block's chunk of 32 (grid.y), warp w the TB rows b0 = blockIdx.x·BB + w·TB.. of the block's
+// BB; the block walks every edge row o, EOB at a time, so ∂x[b, i] (a sum over o) stays in
+// registers and is stored once. The per-edge sums over the batch (the slots of edge_math.hpp
+// plus ∂W[o, i]) are summed over a thread's TB rows in registers, written per warp to shared
+// memory, summed over the warps by the folding threads, folded into θ / w / c terms and added
+// to the tables with one atomic per value per block. (Shared-memory float atomics would be
+// compare-and-swap loops on this hardware; the per-warp partials avoid them.)
+template <class T> struct GradArgs {
+  const T* gout;
+  T *dx, *dtheta, *dw, *dc, *dW;
+};
+
+template <Ansatz A, bool Enc, class T, int RC>
+__global__ void __launch_bounds__(kThreads) backward_kernel(Args<T> a, GradArgs<T> g, int EOB) {
+  using Circ = CircuitOf<A, Enc>;
+  constexpr int kMaxNS = 3 + kFusedMaxReps * 4;                   // slots, any reps
+  constexpr int NSC = RC > 0 ? Circ::slot_count(RC) : kMaxNS;     // slots, compiled (registers)
+  const Scalar<T> d;
+  const int reps = RC > 0 ? RC : a.reps;
+  const int NS = a.NS, NP = NS + 1;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  T* rec = reinterpret_cast<T*>(smem_raw);       // [EOB][32][KCp]
+  T* part = rec + EOB * kChunk * a.KCp;          // [kWarps][EOB][32][NP]
+  T* gy_s = part + kWarps * EOB * kChunk * NP;   // [BB][EOB]: gy of the block's rows (contraction)
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const std::int64_t bb0 = blockIdx.x * std::int64_t(BB), b0 = bb0 + warp * TB;
+  const std::int64_t i0 = blockIdx.y * std::int64_t(kChunk), i = i0 + lane;
+  const bool active = i < a.I;
+  const bool want_sums = g.dtheta || g.dw || g.dc || (g.dW && a.O_edges > 1);
+  const bool shared_edge = a.O_edges == 1;
+
+  Prep<T> pr[TB];
+  T dx[TB], post[TB];
+  T gshared[TB];  // contraction with one circuit per (b, i): Σ_o gy[b, o]·W[o, i]
+  LOCKSTEP_UNROLL
+  for (int t = 0; t < TB; ++t) {
+    const std::int64_t b = b0 + t;
+    const bool ok = active && b < a.B;
+    pr[t] = Circ::prep(d, ok ? a.x[b * a.I + i] : T(0), reps);
+    dx[t] = post[t] = gshared[t] = T(0);
+    if (a.contract && shared_edge && ok)
+      for (std::int64_t o = 0; o < a.O; ++o) gshared[t] = std::fma(g.gout[b * a.O + o], a.W[o * a.I + i], gshared[t]);
+  }
+
+  for (std::int64_t oe0 = 0; oe0 < a.O_edges; oe0 += EOB) {
+    const int n_edges = int(std::min<std::int64_t>(EOB, a.O_edges - oe0));
+    __syncthreads();  // the previous tile's records and partials are no longer read
+    build_records<A>(a, oe0, n_edges, i0, kChunk, a.KCp, rec);
+    if (a.contract && !shared_edge)
+      for (int k = threadIdx.x; k < BB * n_edges; k += kThreads) {
+        const std::int64_t b = bb0 + k / n_edges;
+        gy_s[k] = b < a.B ? g.gout[b * a.O + oe0 + k % n_edges] : T(0);
+      }
+    __syncthreads();
+    for (int e = 0; e < n_edges; ++e) {
+      const std::int64_t oe = oe0 + e;
+      const T* r = rec + (e * kChunk + lane) * a.KCp;
+      const T We = a.contract && !shared_edge && active ? a.W[oe * a.I + i] : T(0);
+      T sl[NSC];
+      LOCKSTEP_UNROLL
+      for (int k = 0; k < NSC; ++k) sl[k] = T(0);
+      T dWp = T(0);  // Σ_b gy[b, o]·post[b, o, i]
+      LOCKSTEP_UNROLL
+      for (int t = 0; t < TB; ++t) {
+        const std::int64_t b = b0 + t;
+        const bool ok = active && b < a.B;
+        // The cotangent of this circuit: ∂post = gy[b, o]·W[o, i] summed over the outputs it feeds.
+        T gin = T(0);
+        if (!a.contract) gin = ok ? g.gout[(b * a.O_edges + oe) * a.I + i] : T(0);
+        else if (shared_edge) gin = gshared[t];
+        else gin = gy_s[(warp * TB + t) * n_edges + e] * We;
+        const T v = Circ::backward(d, r, reps, pr[t], a.fast, gin, sl, dx[t]);
+        if (a.contract && !shared_edge) dWp = std::fma(gy_s[(warp * TB + t) * n_edges + e], v, dWp);
+        post[t] = v;
+      }
+      if (want_sums) {
+        T* dst = part + ((warp * EOB + e) * kChunk + lane) * NP;
+        LOCKSTEP_UNROLL  // constant indices keep sl in registers
+        for (int k = 0; k < NSC; ++k)
+          if (k < NS) dst[k] = sl[k];
+        dst[NS] = dWp;
+      }
+    }
+    if (!want_sums) continue;
+    __syncthreads();
+    for (int k = threadIdx.x; k < n_edges * kChunk; k += kThreads) {
+      const int e = k / kChunk;
+      const std::int64_t o = oe0 + e, ii = i0 + k % kChunk;
+      if (ii >= a.I) continue;
+      T sum[kMaxNS + 1];  // folded once per edge and block: local memory is fine here
+      for (int s = 0; s < NP; ++s) {
+        T acc = T(0);
+        for (int w = 0; w < kWarps; ++w) acc += part[((w * EOB + e) * kChunk + k % kChunk) * NP + s];
+        sum[s] = acc;
+      }
+      if (g.dtheta || g.dw || g.dc) {
+        const std::int64_t trow = a.theta_layout.row(o, ii) * a.R * a.K;
+        const std::int64_t prow = a.encoding ? a.pre_layout.row(o, ii) * a.reps : 0;
+        fold_edge<T>(
+            A, reps, a.encoding, sum, [&](int row, int col) { return a.theta[trow + row * a.K + col]; },
+            g.dtheta != nullptr, [&](int row, int col, T v) { atomicAdd(g.dtheta + trow + row * a.K + col, v); },
+            [&](int l, T v) { if (g.dw) atomicAdd(g.dw + prow + l, v); },
+            [&](int l, T v) { if (g.dc) atomicAdd(g.dc + prow + l, v); });
+      }
+      if (g.dW && !shared_edge) atomicAdd(g.dW + o * a.I + ii, sum[NS]);
+    }
+  }
+  if (g.dW && a.contract && shared_edge && active)  // one circuit fed every output: ∂W[o, i] = Σ_b gy[b, o]·post[b, i]
+    for (std::int64_t o = 0; o < a.O; ++o) {
+      T acc = T(0);
+      LOCKSTEP_UNROLL
+      for (int t = 0; t < TB; ++t)
+        if (b0 + t < a.B) acc = std::fma(g.gout[(b0 + t) * a.O + o], post[t], acc);
+      atomicAdd(g.dW + o * a.I + i, acc);
+    }
+  if (g.dx && active)
+    LOCKSTEP_UNROLL
+    for (int t = 0; t < TB; ++t)
+      if (b0 + t < a.B) g.dx[(b0 + t) * a.I + i] = dx[t];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Launchers.
+
+template <class K> inline void allow_shared(K kernel, std::size_t bytes) {
+  if (bytes > 48 * 1024)
+    check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)),
+          "setting the shared-memory size");
+}
+
+inline unsigned grid_dim(std::int64_t n, const char* what) {
+  if (n > 2147483647) invalid_argument("qkan.cuda", what, " needs ", n, " blocks, more than a grid holds");
+  return unsigned(n);
+}
+
+/// Multiprocessors of the current device (a cheap attribute query, allowed during capture).
+inline int multiprocessors() {
+  int dev = 0, n = 0;
+  check(cudaGetDevice(&dev), "querying the device");
+  check(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev), "querying the multiprocessor count");
+  return n;
+}
+
+template <Ansatz A, bool Enc, class T, int RC> void launch_forward(const Problem& p, void* out) {
+  const Args<T> a = args_of<T>(p);
+  const cudaStream_t st = static_cast<cudaStream_t>(p.stream);
+  if (!a.contract) {
+    const std::size_t bytes = std::size_t(kEdgeRows) * kChunk * a.KCp * sizeof(T);
+    const dim3 grid(grid_dim((a.B + BB - 1) / BB, "the batch"), grid_dim((a.O_edges + kEdgeRows - 1) / kEdgeRows, "the outputs"));
+    if (grid.y > 65535) invalid_argument("qkan.cuda", "O = ", a.O_edges, " is more outputs than the grid holds");
+    auto kernel = solve_forward_kernel<A, Enc, T, RC>;
+    allow_shared(kernel, bytes);
+    kernel<<<grid, kThreads, bytes, st>>>(a, static_cast<T*>(out));
+    check(cudaGetLastError(), "launching the forward kernel");
+    return;
+  }
+  // Outputs per block: EO, halved while that leaves fewer than 2 blocks per multiprocessor
+  // (small layers trade data-trig reuse for parallelism).
+  const std::int64_t row_tiles = (a.B + kThreads - 1) / kThreads;
+  const std::int64_t want_blocks = 2 * std::int64_t(multiprocessors());
+  int n_out = EO;
+  while (n_out > 1 && row_tiles * ((a.O + n_out - 1) / n_out) < want_blocks) n_out /= 2;
+  // Inputs per chunk: up to 16, fewer where the records are long (large reps, float64), so a
+  // block's shared memory stays under 48 KiB and several blocks share a multiprocessor.
+  const int ks = padded<T>(a.KC);
+  auto bytes_for = [&](int ic) { return std::size_t(ic * EO * ks + ic * (kThreads + 1)) * sizeof(T); };
+  int ic = 16;
+  while (ic > 1 && bytes_for(ic) > 48 * 1024) ic /= 2;
+  const std::size_t bytes = bytes_for(ic);
+  const dim3 grid(grid_dim(row_tiles, "the batch"), grid_dim((a.O + n_out - 1) / n_out, "the outputs"));
+  if (grid.y > 65535) invalid_argument("qkan.cuda", "O = ", a.O, " is more outputs than the grid holds");
+  auto kernel = contract_forward_kernel<A, Enc, T, RC>;
+  allow_shared(kernel, bytes);
+  kernel<<<grid, kThreads, bytes, st>>>(a, static_cast<T*>(out), n_out, ic);
+  check(cudaGetLastError(), "launching the forward kernel");
+}
+
+/// The parameter-gradient tables must be zero on entry (cuda_backward zeroes them).
+template <Ansatz A, bool Enc, class T, int RC> void launch_backward(const Problem& p, const void* gout, const GradPtrs& gp) {
+  const Args<T> a = args_of<T>(p);
+  const GradArgs<T> g{static_cast<const T*>(gout), static_cast<T*>(gp.x), static_cast<T*>(gp.theta),
+                      static_cast<T*>(gp.w), static_cast<T*>(gp.c), static_cast<T*>(gp.W)};
+  // Edges per tile: up to 8, fewer where records and per-warp partials are long, keeping the
+  // block's shared memory under 96 KiB (two blocks per multiprocessor).
+  const int NP = a.NS + 1;
+  const std::size_t per_edge = (std::size_t(kChunk) * (a.KCp + kWarps * NP) + BB) * sizeof(T);
+  const int EOB = int(std::clamp<std::size_t>(96 * 1024 / per_edge, 1, 8));
+  const std::size_t bytes = EOB * per_edge;
+  if (bytes > kMaxSharedBytes) invalid_argument("qkan.cuda", "reps ", p.reps, " needs too much shared memory");
+  const dim3 grid(grid_dim((a.B + BB - 1) / BB, "the batch"), grid_dim((a.I + kChunk - 1) / kChunk, "the inputs"));
+  if (grid.y > 65535) invalid_argument("qkan.cuda", "I = ", a.I, " is more inputs than the grid holds");
+  auto kernel = backward_kernel<A, Enc, T, RC>;
+  allow_shared(kernel, bytes);
+  kernel<<<grid, kThreads, bytes, static_cast<cudaStream_t>(p.stream)>>>(a, g, EOB);
+  check(cudaGetLastError(), "launching the backward kernel");
+}
+
+}  // namespace lockstep::qkan::detail::cuda_lanes
