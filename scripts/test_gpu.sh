@@ -43,7 +43,7 @@ for tool in memcheck racecheck; do
   step "sanitizer-$tool" compute-sanitizer --tool "$tool" --error-exitcode 1 \
     "$BUILD/tests/cpp/lockstep_cuda_tests" --gtest_filter="$SAN_FILTER"
 done
-step pytest "$PY" -m pytest -q -ra tests/python
+step pytest "$PY" -X faulthandler -m pytest -v -ra tests/python
 if [[ "${LOCKSTEP_SKIP_BENCH:-0}" != 1 ]]; then
   step bench "$PY" bench/qkan_cuda.py --out "$RESULTS/qkan_cuda.json"
   tail -n 40 "$RESULTS/bench.log"
