@@ -58,6 +58,8 @@ fi
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 "$VPY" -m pip install -q "nanobind==3.1.0" "scikit-build-core==1.1.2"
 "$VPY" -m pip install -q --no-deps "qkan==0.2.3"
+# the reference safetensors writer: model files from PyTorch in the CLI tests
+"$VPY" -m pip install -q "safetensors==0.8.0"
 
 echo "== building and installing lockstep into $VENV"
 "$VPY" -m pip install -q --no-build-isolation "$ROOT"

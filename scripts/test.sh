@@ -24,4 +24,5 @@ if [[ -n "$GPU_MISSING" ]]; then
   CTEST_EXTRA+=(-LE '^gpu$')
 fi
 ctest --test-dir "$BUILD" --output-on-failure -j"$(nproc)" ${CTEST_EXTRA[@]+"${CTEST_EXTRA[@]}"}
-"$ROOT/.venv/bin/python" -m pytest -q tests/python
+# The command-line tool of this build, for the Python tests that run it.
+LOCKSTEP_CLI="$ROOT/$BUILD/lockstep" "$ROOT/.venv/bin/python" -m pytest -q tests/python

@@ -28,12 +28,12 @@ step() {  # step NAME COMMAND...: runs it, logs to RESULTS/NAME.log, records a f
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || { echo "no GPU"; exit 1; }
 GEN=(); command -v ninja >/dev/null && GEN=(-G Ninja)
 step configure cmake -S . -B "$BUILD" "${GEN[@]}" -DLOCKSTEP_CUDA=ON -DLOCKSTEP_TESTS=ON \
-  -DLOCKSTEP_PYTHON=ON -DLOCKSTEP_APPS=OFF -DPython_EXECUTABLE="$(command -v "$PY")"
+  -DLOCKSTEP_PYTHON=ON -DLOCKSTEP_APPS=ON -DPython_EXECUTABLE="$(command -v "$PY")"
 step build cmake --build "$BUILD" -j"$(nproc)"
 [[ $status == 0 ]] || exit 1
 # The extension next to the package sources, so `import lockstep` finds this build.
 cp "$BUILD"/python/_lockstep*.so python/lockstep/
-export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}" LOCKSTEP_CLI="$ROOT/$BUILD/lockstep"
 
 step ctest ctest --test-dir "$BUILD" --output-on-failure -j"$(nproc)"
 # The sanitizers run the tile-boundary cases (I 33/65, O 9/17, B 37/300: every chunk and tail of

@@ -10,4 +10,7 @@ inline constexpr int kExitBadInput = 2;
 /// Exit status for a failure while running (a backend error, an I/O failure).
 inline constexpr int kExitRunFailure = 1;
 
+/// `lockstep qkan ...` (qkan_commands.cpp).
+void add_qkan_commands(CLI::App& app);
+
 }  // namespace lockstep::cli

@@ -15,11 +15,13 @@ int main(int argc, char** argv) {
 
   auto* info = app.add_subcommand("info", "Print the version and what this build has (CUDA, SIMD targets)");
   info->callback([] { std::cout << lockstep::build_summary() << "\n"; });
+  lockstep::cli::add_qkan_commands(app);
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);  // --help prints and exits 0; bad options print the reason and exit 2
+    const int code = app.exit(e);  // prints the help, the version or the reason
+    return code == 0 ? 0 : lockstep::cli::kExitBadInput;  // --help / --version: 0; bad options: 2
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "lockstep: error: %s\n", e.what());
     return lockstep::cli::kExitBadInput;

@@ -1,16 +1,14 @@
 #include "lockstep/core/safetensors.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <bit>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <utility>
 
 #include "lockstep/core/error.hpp"
+#include "lockstep/core/files.hpp"
 
 namespace lockstep::safetensors {
 
@@ -155,13 +153,7 @@ File parse(std::span<const std::uint8_t> bytes, std::string_view src) {
   return file;
 }
 
-File load(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) runtime_failure("safetensors", "cannot open '", path.string(), "' for reading");
-  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) runtime_failure("safetensors", "error reading '", path.string(), "'");
-  return parse(bytes, path.string());
-}
+File load(const std::filesystem::path& path) { return parse(read_file(path, "safetensors"), path.string()); }
 
 std::vector<std::uint8_t> serialize(const File& file) {
   json header = json::object();
@@ -189,28 +181,7 @@ std::vector<std::uint8_t> serialize(const File& file) {
   return out;
 }
 
-void save(const std::filesystem::path& path, const File& file) {
-  const std::vector<std::uint8_t> bytes = serialize(file);
-  std::filesystem::path tmp = path;
-  tmp += ".tmp-" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) runtime_failure("safetensors", "cannot open '", tmp.string(), "' for writing");
-    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    out.flush();
-    if (!out) {
-      std::error_code ignored;
-      std::filesystem::remove(tmp, ignored);
-      runtime_failure("safetensors", "error writing '", tmp.string(), "'");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    runtime_failure("safetensors", "cannot move '", tmp.string(), "' to '", path.string(), "'");
-  }
-}
+void save(const std::filesystem::path& path, const File& file) { write_file_atomically(path, serialize(file), "safetensors"); }
 
 template <class T> Tensor from_values(std::span<const T> values, Shape shape) {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);

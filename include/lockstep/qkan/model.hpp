@@ -1,0 +1,64 @@
+// A QKAN model (QKAN.md §4): layers of widths[k] -> widths[k+1] edges, each
+//   y[b,o] = Σ_i (post[b,o,i] + pb[o,i])·pw[o,i]·mask[o,i] + Σ_i base(x[b,i])·bw[o,i]·mask[o,i]
+// with post the circuit solver's output, computed here by the contracted solver (no (B, O, I)
+// tensor). Parameters carry `qkan`'s QKANLayer names and natural shapes, so a model trained
+// with `qkan` loads from its state_dict saved as safetensors, and the other way round.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "lockstep/core/safetensors.hpp"
+#include "lockstep/qkan/solver.hpp"
+
+namespace lockstep::qkan {
+
+enum class Activation { silu, gelu, relu, tanh, sigmoid };
+/// "silu", "gelu", "relu", "tanh" or "sigmoid"; anything else throws std::invalid_argument.
+Activation parse_activation(std::string_view name);
+const char* to_string(Activation a);
+/// The activation of one value (gelu is the exact, erf form, as torch's default).
+double activate(Activation a, double x);
+
+/// One layer's parameters in float64, row-major, qkan's names and natural shapes.
+struct LayerParams {
+  std::int64_t in = 0, out = 0;
+  std::vector<double> theta;            ///< theta (out, in, R', k)
+  std::vector<double> preacts_weight;   ///< preacts_weight (out, in, reps)
+  std::vector<double> preacts_bias;     ///< preacts_bias (out, in, reps)
+  std::vector<double> base_weight;      ///< base_weight (out, in)
+  std::vector<double> postact_weights;  ///< postact_weights (out, in)
+  std::vector<double> postact_bias;     ///< postact_bias (out, in)
+  std::vector<double> mask;             ///< mask (out, in)
+};
+
+/// What a model file does not store: the circuit options (ansatz, fast measure, whether the
+/// encoding w·x + c is on; reps is read from the file) and the base activation.
+struct ModelOptions {
+  Ansatz ansatz = Ansatz::pz;
+  bool preacts_trainable = false;
+  bool fast_measure = true;
+  Activation base_activation = Activation::silu;
+};
+
+struct Model {
+  ModelOptions options;
+  int reps = 3;
+  std::vector<std::int64_t> widths;
+  std::vector<LayerParams> layers;
+};
+
+/// y = model(x) for x (B, widths[0]) row-major; returns (B, widths.back()). Runs on the CPU in
+/// float64 (the fused kernels).
+std::vector<double> forward(const Model& model, std::span<const double> x, std::int64_t B);
+
+/// The model in a safetensors file of qkan's state_dict ("layers.{k}.theta", ...). Widths and
+/// reps come from the shapes; every layer must have all seven tensors in natural shapes and
+/// consistent widths, or std::invalid_argument names what is wrong.
+Model from_safetensors(const safetensors::File& file, const ModelOptions& options);
+/// The state_dict of `model` in `dtype` (F32 or F64), ready for safetensors::save.
+safetensors::File to_safetensors(const Model& model, DType dtype);
+
+}  // namespace lockstep::qkan

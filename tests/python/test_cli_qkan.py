@@ -1,0 +1,97 @@
+"""`lockstep qkan eval`: a model built in PyTorch with `qkan`, saved as safetensors with its
+state_dict names, evaluated by the C++ command-line tool, against `qkan.QKAN` itself."""
+import os
+import subprocess
+
+import numpy as np
+import pytest
+import torch
+
+import qkan
+from safetensors.torch import save_file
+
+CLI = os.environ.get("LOCKSTEP_CLI", "")
+if not (CLI and os.access(CLI, os.X_OK)):
+    pytest.skip("set LOCKSTEP_CLI to the lockstep command-line tool (scripts/test.sh does)",
+                allow_module_level=True)
+
+
+def run(*args):
+    return subprocess.run([CLI, *args], capture_output=True, text=True, timeout=120)
+
+
+def randomised_model(gen, width, **kw):
+    """qkan.QKAN with every parameter drawn at random (the mask partly zero), so that no term of
+    the layer sum can be wrong unnoticed. Loaded through load_state_dict, which is how qkan
+    refreshes its cached "mask is identity" / "bias is zero" flags."""
+    m = qkan.QKAN(width, reps=kw.pop("reps", 3), device="cpu", **kw)
+    sd = {}
+    for name, t in m.state_dict().items():
+        if name.endswith("mask"):
+            sd[name] = (torch.rand(t.shape, generator=gen) > 0.2).to(t.dtype)
+        else:
+            sd[name] = (torch.rand(t.shape, generator=gen, dtype=torch.float64) * 2 - 1).to(t.dtype)
+    m.load_state_dict(sd)
+    return m
+
+
+CASES = [
+    dict(width=[2, 3, 1], flags=[], kw={}),
+    dict(width=[4, 5, 3], flags=["--preacts-trainable", "--base-activation", "gelu"],
+         kw=dict(preact_trainable=True, base_activation="gelu")),
+    dict(width=[3, 2], flags=["--measure", "z", "--ansatz", "mix"], kw=dict(fast_measure=False, ansatz="mix")),
+    dict(width=[3, 4, 2], flags=["--ansatz", "rpz", "--base-activation", "tanh"],
+         kw=dict(ansatz="rpz_encoding", base_activation="tanh", reps=2)),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "x".join(map(str, c["width"])) + "".join(c["flags"]))
+def test_eval_matches_qkan(tmp_path, case):
+    gen = torch.Generator().manual_seed(hash(str(case)) % (2**31))
+    m = randomised_model(gen, case["width"], **case["kw"])
+    save_file({k: v.contiguous() for k, v in m.state_dict().items()}, str(tmp_path / "m.safetensors"))
+    x = (torch.rand(37, case["width"][0], generator=gen) * 2 - 1).to(torch.float32)
+    np.save(tmp_path / "x.npy", x.numpy())
+    r = run("qkan", "eval", "--model", str(tmp_path / "m.safetensors"), "--input", str(tmp_path / "x.npy"),
+            "--output", str(tmp_path / "y.npy"), *case["flags"])
+    assert r.returncode == 0, r.stderr
+    y = np.load(tmp_path / "y.npy")
+    assert y.dtype == np.float32 and y.shape == (37, case["width"][-1])
+    with torch.no_grad():
+        ref = m(x).numpy()
+    err = np.abs(y - ref).max()
+    assert err <= 2e-5 * max(1.0, np.abs(ref).max()), f"max |diff| {err}"
+
+
+def test_eval_bad_inputs_are_clear_errors(tmp_path):
+    gen = torch.Generator().manual_seed(7)
+    m = randomised_model(gen, [2, 3, 1])
+    sd = {k: v.contiguous() for k, v in m.state_dict().items()}
+    save_file(sd, str(tmp_path / "m.safetensors"))
+    np.save(tmp_path / "x.npy", np.zeros((5, 2), np.float32))
+    np.save(tmp_path / "x3.npy", np.zeros((5, 3), np.float32))
+    np.save(tmp_path / "xi.npy", np.zeros((5, 2), np.int64))
+    good = ["--model", str(tmp_path / "m.safetensors"), "--output", str(tmp_path / "y.npy")]
+
+    def fails(args, pattern):
+        r = run("qkan", "eval", *args)
+        assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+        assert pattern in r.stderr, r.stderr
+        assert not (tmp_path / "y.npy").exists()
+
+    fails(good + ["--input", str(tmp_path / "x3.npy")], "the model takes (B, 2)")
+    fails(good + ["--input", str(tmp_path / "xi.npy")], "is not supported")
+    fails(good + ["--input", str(tmp_path / "nope.npy")], "nope.npy")
+    fails(good + ["--input", str(tmp_path / "x.npy"), "--base-activation", "swish"], "unknown base activation 'swish'")
+    fails(good + ["--input", str(tmp_path / "x.npy"), "--measure", "both"], "--measure")
+    # rpz's θ has one column; the file's (pz) has two. (mix has pz's shapes: no file can tell.)
+    fails(good + ["--input", str(tmp_path / "x.npy"), "--ansatz", "rpz"], "theta' has shape")
+    # A truncated model file and one missing a tensor.
+    data = (tmp_path / "m.safetensors").read_bytes()
+    (tmp_path / "cut.safetensors").write_bytes(data[: len(data) - 5])
+    fails(["--model", str(tmp_path / "cut.safetensors"), "--output", str(tmp_path / "y.npy"),
+           "--input", str(tmp_path / "x.npy")], "cut.safetensors")
+    del sd["layers.1.mask"]
+    save_file(sd, str(tmp_path / "nomask.safetensors"))
+    fails(["--model", str(tmp_path / "nomask.safetensors"), "--output", str(tmp_path / "y.npy"),
+           "--input", str(tmp_path / "x.npy")], "no tensor 'layers.1.mask'")
