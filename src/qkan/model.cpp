@@ -1,5 +1,6 @@
 #include "lockstep/qkan/model.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -55,39 +56,200 @@ double activate(Activation a, double x) {
   invalid_argument(kWhere, "unknown activation value");
 }
 
-std::vector<double> forward(const Model& m, std::span<const double> x, std::int64_t B) {
-  if (m.widths.size() < 2 || m.layers.size() + 1 != m.widths.size())
-    invalid_argument(kWhere, "the model has ", m.layers.size(), " layers for ", m.widths.size(), " widths");
-  if (static_cast<std::int64_t>(x.size()) != B * m.widths[0])
-    invalid_argument(kWhere, "x has ", x.size(), " values, expected B·", m.widths[0], " = ", B * m.widths[0]);
+namespace {
+
+double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
+
+/// d activate / dx.
+double activate_slope(Activation a, double x) {
+  switch (a) {
+    case Activation::silu: {
+      const double s = sigmoid(x);
+      return s * (1 + x * (1 - s));
+    }
+    case Activation::gelu: return 0.5 * (1 + std::erf(x / std::sqrt(2.0))) + x * std::exp(-0.5 * x * x) / std::sqrt(2 * M_PI);
+    case Activation::relu: return x > 0 ? 1 : 0;
+    case Activation::tanh: {
+      const double t = std::tanh(x);
+      return 1 - t * t;
+    }
+    case Activation::sigmoid: {
+      const double s = sigmoid(x);
+      return s * (1 - s);
+    }
+  }
+  invalid_argument(kWhere, "unknown activation value");
+}
+
+Options solver_options(const Model& m) {
   Options opt;
   opt.ansatz = m.options.ansatz;
   opt.reps = m.reps;
   opt.preacts_trainable = m.options.preacts_trainable;
   opt.fast_measure = m.options.fast_measure;
+  return opt;
+}
+
+std::vector<double> effective_weight(const LayerParams& L) {  // W = pw·mask
+  std::vector<double> W(L.mask.size());
+  for (std::size_t k = 0; k < W.size(); ++k) W[k] = L.postact_weights[k] * L.mask[k];
+  return W;
+}
+
+struct LayerViews {
+  ConstTensor theta, w, c;
+};
+LayerViews views(const Model& m, const LayerParams& L) {
   const std::int64_t R = theta_rows(m.options.ansatz, m.reps), K = theta_cols(m.options.ansatz);
-  std::vector<double> in(x.begin(), x.end());
-  for (const LayerParams& L : m.layers) {
-    const std::int64_t I = L.in, O = L.out;
-    std::vector<double> W(O * I), y(B * O);
-    for (std::int64_t k = 0; k < O * I; ++k) W[k] = L.postact_weights[k] * L.mask[k];
-    contract_forward(opt, const_view(in.data(), {B, I}), const_view(L.theta.data(), {O, I, R, K}),
-                     const_view(L.preacts_weight.data(), {O, I, m.reps}), const_view(L.preacts_bias.data(), {O, I, m.reps}),
-                     const_view(W.data(), {O, I}), mut_view(y.data(), {B, O}));
-    std::vector<double> bias(O, 0.0), base(I);  // Σ_i pb·pw·mask, then the base branch
-    for (std::int64_t o = 0; o < O; ++o)
-      for (std::int64_t i = 0; i < I; ++i) bias[o] += L.postact_bias[o * I + i] * W[o * I + i];
-    for (std::int64_t b = 0; b < B; ++b) {
-      for (std::int64_t i = 0; i < I; ++i) base[i] = activate(m.options.base_activation, in[b * I + i]);
-      for (std::int64_t o = 0; o < O; ++o) {
-        double s = bias[o];
-        for (std::int64_t i = 0; i < I; ++i) s += base[i] * L.base_weight[o * I + i] * L.mask[o * I + i];
-        y[b * O + o] += s;
+  return {const_view(L.theta.data(), {L.out, L.in, R, K}), const_view(L.preacts_weight.data(), {L.out, L.in, m.reps}),
+          const_view(L.preacts_bias.data(), {L.out, L.in, m.reps})};
+}
+
+std::vector<double> layer_forward(const Model& m, const LayerParams& L, const std::vector<double>& in, std::int64_t B) {
+  const std::int64_t I = L.in, O = L.out;
+  const std::vector<double> W = effective_weight(L);
+  const LayerViews v = views(m, L);
+  std::vector<double> y(B * O);
+  contract_forward(solver_options(m), const_view(in.data(), {B, I}), v.theta, v.w, v.c, const_view(W.data(), {O, I}),
+                   mut_view(y.data(), {B, O}));
+  std::vector<double> bias(O, 0.0), base(I);  // Σ_i pb·pw·mask, then the base branch
+  for (std::int64_t o = 0; o < O; ++o)
+    for (std::int64_t i = 0; i < I; ++i) bias[o] += L.postact_bias[o * I + i] * W[o * I + i];
+  for (std::int64_t b = 0; b < B; ++b) {
+    for (std::int64_t i = 0; i < I; ++i) base[i] = activate(m.options.base_activation, in[b * I + i]);
+    for (std::int64_t o = 0; o < O; ++o) {
+      double s = bias[o];
+      for (std::int64_t i = 0; i < I; ++i) s += base[i] * L.base_weight[o * I + i] * L.mask[o * I + i];
+      y[b * O + o] += s;
+    }
+  }
+  return y;
+}
+
+/// Backward of one layer given gy = dL/dy (B, O): its parameter gradients into g (zeros for
+/// what does not train) and, when gx is given, dL/d(its input).
+void layer_backward(const Model& m, const LayerParams& L, const std::vector<double>& in, std::int64_t B,
+                    const std::vector<double>& gy, LayerParams& g, std::vector<double>* gx) {
+  const std::int64_t I = L.in, O = L.out;
+  const ModelOptions& mo = m.options;
+  const bool encoding = encoding_active(mo.ansatz, mo.preacts_trainable);
+  const std::vector<double> W = effective_weight(L);
+  const LayerViews v = views(m, L);
+  g.in = I, g.out = O;
+  g.theta.assign(L.theta.size(), 0.0);
+  g.preacts_weight.assign(L.preacts_weight.size(), 0.0);
+  g.preacts_bias.assign(L.preacts_bias.size(), 0.0);
+  for (auto* t : {&g.base_weight, &g.postact_weights, &g.postact_bias, &g.mask}) t->assign(O * I, 0.0);
+  std::vector<double> gW(O * I, 0.0);
+  if (gx) gx->assign(B * I, 0.0);
+  Grads grads;
+  const std::int64_t R = theta_rows(mo.ansatz, m.reps), K = theta_cols(mo.ansatz);
+  grads.theta = mut_view(g.theta.data(), {O, I, R, K});
+  if (encoding) {
+    grads.w = mut_view(g.preacts_weight.data(), {O, I, m.reps});
+    grads.c = mut_view(g.preacts_bias.data(), {O, I, m.reps});
+  }
+  if (mo.postact_weight_trainable) grads.W = mut_view(gW.data(), {O, I});
+  if (gx) grads.x = mut_view(gx->data(), {B, I});
+  contract_backward(solver_options(m), const_view(in.data(), {B, I}), v.theta, v.w, v.c, const_view(W.data(), {O, I}),
+                    const_view(gy.data(), {B, O}), grads);
+  std::vector<double> colsum(O, 0.0);  // Σ_b gy[b, o]: the pb term's gradient
+  for (std::int64_t b = 0; b < B; ++b)
+    for (std::int64_t o = 0; o < O; ++o) colsum[o] += gy[b * O + o];
+  for (std::int64_t o = 0; o < O; ++o)
+    for (std::int64_t i = 0; i < I; ++i) {
+      const std::int64_t k = o * I + i;
+      if (mo.postact_weight_trainable) g.postact_weights[k] = (gW[k] + colsum[o] * L.postact_bias[k]) * L.mask[k];
+      if (mo.postact_bias_trainable) g.postact_bias[k] = colsum[o] * W[k];
+    }
+  for (std::int64_t b = 0; b < B; ++b)
+    for (std::int64_t i = 0; i < I; ++i) {
+      const double xv = in[b * I + i];
+      if (mo.ba_trainable) {
+        const double a = activate(mo.base_activation, xv);
+        for (std::int64_t o = 0; o < O; ++o) g.base_weight[o * I + i] += gy[b * O + o] * a * L.mask[o * I + i];
+      }
+      if (gx) {
+        double s = 0;
+        for (std::int64_t o = 0; o < O; ++o) s += gy[b * O + o] * L.base_weight[o * I + i] * L.mask[o * I + i];
+        (*gx)[b * I + i] += s * activate_slope(mo.base_activation, xv);
       }
     }
-    in = std::move(y);
+}
+
+void check_batch(const Model& m, std::span<const double> x, std::int64_t B) {
+  if (m.widths.size() < 2 || m.layers.size() + 1 != m.widths.size())
+    invalid_argument(kWhere, "the model has ", m.layers.size(), " layers for ", m.widths.size(), " widths");
+  if (B < 0 || static_cast<std::int64_t>(x.size()) != B * m.widths[0])
+    invalid_argument(kWhere, "x has ", x.size(), " values, expected B·", m.widths[0], " = ", B * m.widths[0]);
+}
+
+/// The loss of outputs y (B, O) and, when gy is given, dL/dy.
+double loss_of(std::span<const double> y, std::span<const double> t, std::int64_t B, std::int64_t O, Loss kind,
+               std::vector<double>* gy) {
+  if (gy) gy->assign(y.size(), 0.0);
+  double total = 0;
+  if (kind == Loss::mse) {
+    if (static_cast<std::int64_t>(t.size()) != B * O)
+      invalid_argument(kWhere, "mse targets have ", t.size(), " values, expected B·O = ", B * O);
+    const double n = double(B * O);
+    for (std::size_t k = 0; k < y.size(); ++k) {
+      const double d = y[k] - t[k];
+      total += d * d;
+      if (gy) (*gy)[k] = 2 * d / n;
+    }
+    return total / n;
   }
+  if (static_cast<std::int64_t>(t.size()) != B) invalid_argument(kWhere, "cross-entropy targets have ", t.size(), " values, expected B = ", B);
+  for (std::int64_t b = 0; b < B; ++b) {
+    const double c = t[b];
+    if (!(c >= 0 && c < double(O) && c == std::floor(c)))
+      invalid_argument(kWhere, "cross-entropy target ", c, " of row ", b, " is not a class index in [0, ", O, ")");
+    const double* row = y.data() + b * O;
+    const double mx = *std::max_element(row, row + O);
+    double z = 0;
+    for (std::int64_t o = 0; o < O; ++o) z += std::exp(row[o] - mx);
+    total += mx + std::log(z) - row[static_cast<std::int64_t>(c)];
+    if (gy)
+      for (std::int64_t o = 0; o < O; ++o)
+        (*gy)[b * O + o] = (std::exp(row[o] - mx) / z - (o == static_cast<std::int64_t>(c) ? 1 : 0)) / double(B);
+  }
+  return total / double(B);
+}
+
+}  // namespace
+
+Loss parse_loss(std::string_view name) {
+  if (name == "mse") return Loss::mse;
+  if (name == "cross_entropy" || name == "ce") return Loss::cross_entropy;
+  invalid_argument(kWhere, "unknown loss '", name, "'; supported: mse, cross_entropy");
+}
+
+std::vector<double> forward(const Model& m, std::span<const double> x, std::int64_t B) {
+  check_batch(m, x, B);
+  std::vector<double> in(x.begin(), x.end());
+  for (const LayerParams& L : m.layers) in = layer_forward(m, L, in, B);
   return in;
+}
+
+double loss(const Model& m, std::span<const double> x, std::span<const double> targets, std::int64_t B, Loss kind) {
+  return loss_of(forward(m, x, B), targets, B, m.widths.back(), kind, nullptr);
+}
+
+double loss_and_gradient(const Model& m, std::span<const double> x, std::span<const double> targets, std::int64_t B,
+                         Loss kind, std::vector<LayerParams>& grad) {
+  check_batch(m, x, B);
+  std::vector<std::vector<double>> inputs{std::vector<double>(x.begin(), x.end())};
+  for (const LayerParams& L : m.layers) inputs.push_back(layer_forward(m, L, inputs.back(), B));
+  std::vector<double> gy;
+  const double value = loss_of(inputs.back(), targets, B, m.widths.back(), kind, &gy);
+  grad.resize(m.layers.size());
+  for (std::size_t k = m.layers.size(); k-- > 0;) {
+    std::vector<double> gx;
+    layer_backward(m, m.layers[k], inputs[k], B, gy, grad[k], k > 0 ? &gx : nullptr);
+    gy = std::move(gx);
+  }
+  return value;
 }
 
 Model from_safetensors(const safetensors::File& f, const ModelOptions& options) {

@@ -110,6 +110,68 @@ TEST(QkanModel, InconsistentFilesAreRefused) {
   }
 }
 
+/// Every trainable parameter's gradient against central differences of the loss (float64),
+/// for both losses, every base activation and the encoding on and off.
+TEST(QkanModel, GradientsMatchFiniteDifferences) {
+  for (Loss kind : {Loss::mse, Loss::cross_entropy})
+    for (Activation act : {Activation::silu, Activation::gelu, Activation::tanh, Activation::sigmoid})
+      for (bool enc : {false, true}) {
+        SCOPED_TRACE(::testing::Message() << (kind == Loss::mse ? "mse " : "ce ") << to_string(act) << (enc ? " enc" : " raw"));
+        Model m = random_model({3, 4, 3}, 2, 21 + int(act) + 10 * enc);
+        m.options.base_activation = act;
+        m.options.preacts_trainable = enc;
+        m.options.ba_trainable = m.options.postact_weight_trainable = m.options.postact_bias_trainable = true;
+        const std::int64_t B = 7;
+        std::mt19937_64 rng(99);
+        std::uniform_real_distribution<double> u(-1.5, 1.5);
+        std::vector<double> x(B * 3), t(kind == Loss::mse ? B * 3 : B);
+        for (auto& v : x) v = u(rng);
+        for (std::size_t k = 0; k < t.size(); ++k) t[k] = kind == Loss::mse ? u(rng) : double(k % 3);
+        std::vector<LayerParams> g;
+        const double value = loss_and_gradient(m, x, t, B, kind, g);
+        EXPECT_NEAR(value, loss(m, x, t, B, kind), 1e-14 * (1 + std::abs(value)));
+        for (std::size_t l = 0; l < m.layers.size(); ++l) {
+          auto check = [&](const char* name, std::vector<double> LayerParams::*field) {
+            std::vector<double>& p = m.layers[l].*field;
+            const std::vector<double>& gp = g[l].*field;
+            ASSERT_EQ(gp.size(), p.size()) << name;
+            for (std::size_t k = 0; k < p.size(); ++k) {
+              const double keep = p[k], h = 1e-6;
+              p[k] = keep + h;
+              const double up = loss(m, x, t, B, kind);
+              p[k] = keep - h;
+              const double down = loss(m, x, t, B, kind);
+              p[k] = keep;
+              EXPECT_NEAR(gp[k], (up - down) / (2 * h), 1e-7) << "layer " << l << " " << name << "[" << k << "]";
+            }
+          };
+          check("theta", &LayerParams::theta);
+          if (enc) {
+            check("preacts_weight", &LayerParams::preacts_weight);
+            check("preacts_bias", &LayerParams::preacts_bias);
+          }
+          check("base_weight", &LayerParams::base_weight);
+          check("postact_weights", &LayerParams::postact_weights);
+          check("postact_bias", &LayerParams::postact_bias);
+        }
+      }
+}
+
+TEST(QkanModel, FrozenParametersGetZeroGradients) {
+  Model m = random_model({2, 3, 1}, 3, 31);  // qkan.QKAN's defaults: only θ trains
+  std::vector<double> x = {0.1, -0.4, 0.7, 0.2}, t = {0.3, -0.1};
+  std::vector<LayerParams> g;
+  loss_and_gradient(m, x, t, 2, Loss::mse, g);
+  for (const LayerParams& gl : g) {
+    for (const auto* v : {&gl.preacts_weight, &gl.preacts_bias, &gl.base_weight, &gl.postact_weights, &gl.postact_bias, &gl.mask})
+      for (double e : *v) EXPECT_EQ(e, 0.0);
+    double norm = 0;
+    for (double e : gl.theta) norm += std::abs(e);
+    EXPECT_GT(norm, 0.0);
+  }
+  EXPECT_THROW(loss_and_gradient(m, x, std::vector<double>{0.5, 1.0}, 2, Loss::cross_entropy, g), std::invalid_argument);
+}
+
 TEST(QkanModel, ActivationsMatchTheirDefinitions) {
   EXPECT_DOUBLE_EQ(activate(Activation::silu, 1.0), 1.0 / (1 + std::exp(-1.0)));
   EXPECT_NEAR(activate(Activation::gelu, 1.0), 0.8413447460685429, 1e-15);

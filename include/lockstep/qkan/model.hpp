@@ -35,12 +35,17 @@ struct LayerParams {
 };
 
 /// What a model file does not store: the circuit options (ansatz, fast measure, whether the
-/// encoding w·x + c is on; reps is read from the file) and the base activation.
+/// encoding w·x + c is on — it also makes w and c trainable; reps is read from the file), the
+/// base activation and which of the other parameters train. Defaults are qkan.QKAN's. θ always
+/// trains; the mask never does.
 struct ModelOptions {
   Ansatz ansatz = Ansatz::pz;
   bool preacts_trainable = false;
   bool fast_measure = true;
   Activation base_activation = Activation::silu;
+  bool ba_trainable = false;              ///< base_weight
+  bool postact_weight_trainable = false;  ///< postact_weights
+  bool postact_bias_trainable = false;    ///< postact_bias
 };
 
 struct Model {
@@ -53,6 +58,21 @@ struct Model {
 /// y = model(x) for x (B, widths[0]) row-major; returns (B, widths.back()). Runs on the CPU in
 /// float64 (the fused kernels).
 std::vector<double> forward(const Model& model, std::span<const double> x, std::int64_t B);
+
+/// The training losses, as torch's: mse is the mean of (y − target)² over all B·O values;
+/// cross_entropy the mean over rows of −log softmax(y)[target], targets class indices in [0, O).
+enum class Loss { mse, cross_entropy };
+Loss parse_loss(std::string_view name);
+
+/// The loss of the model on a batch: x (B, widths[0]); targets (B, O) for mse, (B) class
+/// indices (integral values) for cross_entropy.
+double loss(const Model& model, std::span<const double> x, std::span<const double> targets, std::int64_t B, Loss kind);
+
+/// The loss and its gradient with respect to every trainable parameter, written into `grad`
+/// (resized to the model's layers; a parameter that does not train gets zeros): the solver's
+/// state-free backward plus the layer sum's and the base branch's.
+double loss_and_gradient(const Model& model, std::span<const double> x, std::span<const double> targets,
+                         std::int64_t B, Loss kind, std::vector<LayerParams>& grad);
 
 /// The model in a safetensors file of qkan's state_dict ("layers.{k}.theta", ...). Widths and
 /// reps come from the shapes; every layer must have all seven tensors in natural shapes and
