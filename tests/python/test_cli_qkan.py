@@ -95,3 +95,40 @@ def test_eval_bad_inputs_are_clear_errors(tmp_path):
     save_file(sd, str(tmp_path / "nomask.safetensors"))
     fails(["--model", str(tmp_path / "nomask.safetensors"), "--output", str(tmp_path / "y.npy"),
            "--input", str(tmp_path / "x.npy")], "no tensor 'layers.1.mask'")
+
+
+def test_fit_writes_a_model_qkan_loads(tmp_path):
+    """C++ -> PyTorch: a model trained by `lockstep qkan fit` loads strictly into qkan.QKAN, whose
+    forward then equals `lockstep qkan eval`; the history records a falling loss."""
+    from safetensors.torch import load_file
+
+    model, hist = tmp_path / "m.safetensors", tmp_path / "h.csv"
+    r = run("qkan", "fit", "--steps", "10", "--widths", "1,3,1", "--quiet", "--output", str(model),
+            "--history", str(hist))
+    assert r.returncode == 0, r.stderr
+    rows = [line.split(",") for line in hist.read_text().splitlines()]
+    assert rows[0] == ["step", "train_loss", "test_loss"] and len(rows) == 11
+    assert float(rows[-1][1]) < float(rows[1][1])
+    m = qkan.QKAN([1, 3, 1], reps=3, device="cpu", preact_trainable=True, postact_weight_trainable=True,
+                  postact_bias_trainable=True, ba_trainable=True)
+    m.load_state_dict(load_file(str(model)))
+    x = np.linspace(0, 1, 50, dtype=np.float32).reshape(-1, 1)
+    np.save(tmp_path / "x.npy", x)
+    r = run("qkan", "eval", "--model", str(model), "--input", str(tmp_path / "x.npy"), "--output",
+            str(tmp_path / "y.npy"), "--preacts-trainable")
+    assert r.returncode == 0, r.stderr
+    with torch.no_grad():
+        ref = m(torch.from_numpy(x)).numpy()
+    assert np.abs(np.load(tmp_path / "y.npy") - ref).max() <= 2e-5 * max(1.0, np.abs(ref).max())
+
+
+def test_fit_bad_options_are_clear_errors(tmp_path):
+    for args, pattern in [(["--steps", "-3"], "--steps"), (["--formula", "nope"], "unknown formula 'nope'"),
+                          (["--widths", "1,x"], "--widths wants positive integers"),
+                          (["--optimizer", "sgd"], "--optimizer"), (["--range", "1", "1"], "input range"),
+                          (["--widths", "2,1"], "the model takes 2")]:
+        r = run("qkan", "fit", "--quiet", "--output", str(tmp_path / "m.safetensors"), "--history",
+                str(tmp_path / "h.csv"), *args)
+        assert r.returncode == 2, (args, r.returncode, r.stderr)
+        assert pattern in r.stderr, (args, r.stderr)
+        assert not (tmp_path / "m.safetensors").exists()
