@@ -25,4 +25,6 @@ if [[ -n "$GPU_MISSING" ]]; then
 fi
 ctest --test-dir "$BUILD" --output-on-failure -j"$(nproc)" ${CTEST_EXTRA[@]+"${CTEST_EXTRA[@]}"}
 # The command-line tool of this build, for the Python tests that run it.
-LOCKSTEP_CLI="$ROOT/$BUILD/lockstep" "$ROOT/.venv/bin/python" -m pytest -q tests/python
+CLI_PATH="$BUILD/lockstep"
+[[ "$CLI_PATH" = /* ]] || CLI_PATH="$ROOT/$CLI_PATH"
+LOCKSTEP_CLI="$CLI_PATH" "$ROOT/.venv/bin/python" -m pytest -q tests/python
