@@ -25,15 +25,16 @@ struct ModelFlags {
   bool preacts_trainable = false;
   std::string measure = "fast";
   std::string base_activation = "silu";
+  CLI::Option *ansatz_opt = nullptr, *preacts_opt = nullptr, *measure_opt = nullptr, *activation_opt = nullptr;
 
   void add_to(CLI::App& cmd) {
-    cmd.add_option("--ansatz", ansatz, "Circuit ansatz: pz_encoding (pz), rpz_encoding (rpz), px_encoding (px), real, mix")
-        ->capture_default_str();
-    cmd.add_flag("--preacts-trainable", preacts_trainable, "The data angle is w·x + c (the encoding is on)");
-    cmd.add_option("--measure", measure, "fast (|α| − |β|) or z (⟨Z⟩)")
-        ->check(CLI::IsMember({"fast", "z"}))
-        ->capture_default_str();
-    cmd.add_option("--base-activation", base_activation, "silu, gelu, relu, tanh or sigmoid")->capture_default_str();
+    ansatz_opt = cmd.add_option("--ansatz", ansatz, "Circuit ansatz: pz_encoding (pz), rpz_encoding (rpz), px_encoding (px), real, mix")
+                     ->capture_default_str();
+    preacts_opt = cmd.add_flag("--preacts-trainable", preacts_trainable, "The data angle is w·x + c (the encoding is on)");
+    measure_opt = cmd.add_option("--measure", measure, "fast (|α| − |β|) or z (⟨Z⟩)")
+                      ->check(CLI::IsMember({"fast", "z"}))
+                      ->capture_default_str();
+    activation_opt = cmd.add_option("--base-activation", base_activation, "silu, gelu, relu, tanh or sigmoid")->capture_default_str();
   }
   qkan::ModelOptions options() const {
     qkan::ModelOptions o;
@@ -41,6 +42,17 @@ struct ModelFlags {
     o.preacts_trainable = preacts_trainable;
     o.fast_measure = measure == "fast";
     o.base_activation = qkan::parse_activation(base_activation);
+    return o;
+  }
+  /// For a model file: the options its metadata records (lockstep writes them; qkan does not),
+  /// overridden by the flags given on the command line.
+  qkan::ModelOptions options_for(const safetensors::File& file) const {
+    qkan::ModelOptions o = qkan::options_from_metadata(file, options());
+    const qkan::ModelOptions given = options();
+    if (ansatz_opt->count()) o.ansatz = given.ansatz;
+    if (preacts_opt->count()) o.preacts_trainable = given.preacts_trainable;
+    if (measure_opt->count()) o.fast_measure = given.fast_measure;
+    if (activation_opt->count()) o.base_activation = given.base_activation;
     return o;
   }
 };
@@ -136,7 +148,8 @@ struct EvalArgs {
 };
 
 void run_eval(const EvalArgs& a) {
-  const qkan::Model model = qkan::from_safetensors(safetensors::load(a.model), a.flags.options());
+  const safetensors::File file = safetensors::load(a.model);
+  const qkan::Model model = qkan::from_safetensors(file, a.flags.options_for(file));
   const npy::Array x = npy::load(a.input);
   if (x.shape.size() != 2 || x.shape[1] != model.widths.front())
     invalid_argument("qkan eval", a.input, " has shape ", to_string(x.shape), "; the model takes (B, ",

@@ -295,6 +295,15 @@ Model from_safetensors(const safetensors::File& f, const ModelOptions& options) 
 
 safetensors::File to_safetensors(const Model& m, DType dtype) {
   safetensors::File f;
+  const ModelOptions& o = m.options;
+  auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
+  f.metadata = {{"ansatz", qkan::to_string(o.ansatz)},
+                {"preacts_trainable", flag(o.preacts_trainable)},
+                {"fast_measure", flag(o.fast_measure)},
+                {"base_activation", to_string(o.base_activation)},
+                {"ba_trainable", flag(o.ba_trainable)},
+                {"postact_weight_trainable", flag(o.postact_weight_trainable)},
+                {"postact_bias_trainable", flag(o.postact_bias_trainable)}};
   auto put = [&](const std::string& name, const std::vector<double>& v, Shape shape) {
     if (dtype == DType::f64) {
       f.tensors[name] = safetensors::from_values<double>(v, std::move(shape));
@@ -316,6 +325,24 @@ safetensors::File to_safetensors(const Model& m, DType dtype) {
     put(p + "mask", L.mask, {L.out, L.in});
   }
   return f;
+}
+
+ModelOptions options_from_metadata(const safetensors::File& f, ModelOptions o) {
+  auto flag = [&](const char* key, bool& out) {
+    const auto it = f.metadata.find(key);
+    if (it == f.metadata.end()) return;
+    if (it->second != "true" && it->second != "false")
+      invalid_argument(kWhere, "model metadata '", key, "' is '", it->second, "', expected true or false");
+    out = it->second == "true";
+  };
+  if (const auto it = f.metadata.find("ansatz"); it != f.metadata.end()) o.ansatz = parse_ansatz(it->second);
+  if (const auto it = f.metadata.find("base_activation"); it != f.metadata.end()) o.base_activation = parse_activation(it->second);
+  flag("preacts_trainable", o.preacts_trainable);
+  flag("fast_measure", o.fast_measure);
+  flag("ba_trainable", o.ba_trainable);
+  flag("postact_weight_trainable", o.postact_weight_trainable);
+  flag("postact_bias_trainable", o.postact_bias_trainable);
+  return o;
 }
 
 }  // namespace lockstep::qkan

@@ -72,6 +72,32 @@ TEST(QkanModel, FileRoundTripKeepsParametersAndForward) {
   for (std::size_t k = 0; k < y.size(); ++k) EXPECT_NEAR(y32[k], y[k], 1e-5 * (1 + std::abs(y[k])));
 }
 
+TEST(QkanModel, OptionsTravelInTheFilesMetadata) {
+  Model m = random_model({2, 3}, 3, 15);
+  m.options.ansatz = Ansatz::mix;
+  m.options.preacts_trainable = true;
+  m.options.fast_measure = false;
+  m.options.base_activation = Activation::gelu;
+  m.options.postact_bias_trainable = true;
+  const safetensors::File f = to_safetensors(m, DType::f32);
+  const ModelOptions o = options_from_metadata(f, ModelOptions{});
+  EXPECT_EQ(o.ansatz, Ansatz::mix);
+  EXPECT_TRUE(o.preacts_trainable);
+  EXPECT_FALSE(o.fast_measure);
+  EXPECT_EQ(o.base_activation, Activation::gelu);
+  EXPECT_TRUE(o.postact_bias_trainable);
+  EXPECT_FALSE(o.ba_trainable);
+  safetensors::File bare = f;
+  bare.metadata.clear();  // as qkan writes them: the defaults stand
+  EXPECT_EQ(options_from_metadata(bare, ModelOptions{}).ansatz, Ansatz::pz);
+  safetensors::File bad = f;
+  bad.metadata["fast_measure"] = "maybe";
+  EXPECT_THROW(options_from_metadata(bad, ModelOptions{}), std::invalid_argument);
+  bad.metadata["fast_measure"] = "true";
+  bad.metadata["ansatz"] = "qz";
+  EXPECT_THROW(options_from_metadata(bad, ModelOptions{}), std::invalid_argument);
+}
+
 TEST(QkanModel, InconsistentFilesAreRefused) {
   const safetensors::File good = to_safetensors(random_model({3, 4, 2}, 3, 12), DType::f32);
   expect_refused(safetensors::File{}, "no 'layers.0.theta'");

@@ -114,8 +114,9 @@ def test_fit_writes_a_model_qkan_loads(tmp_path):
     m.load_state_dict(load_file(str(model)))
     x = np.linspace(0, 1, 50, dtype=np.float32).reshape(-1, 1)
     np.save(tmp_path / "x.npy", x)
+    # No flags: the options come from the file's metadata (the fit trained with the encoding on).
     r = run("qkan", "eval", "--model", str(model), "--input", str(tmp_path / "x.npy"), "--output",
-            str(tmp_path / "y.npy"), "--preacts-trainable")
+            str(tmp_path / "y.npy"))
     assert r.returncode == 0, r.stderr
     with torch.no_grad():
         ref = m(torch.from_numpy(x)).numpy()
@@ -132,3 +133,27 @@ def test_fit_bad_options_are_clear_errors(tmp_path):
         assert r.returncode == 2, (args, r.returncode, r.stderr)
         assert pattern in r.stderr, (args, r.stderr)
         assert not (tmp_path / "m.safetensors").exists()
+
+
+def test_digits_from_the_cli(tmp_path):
+    """A real data set end to end: scikit-learn's 8×8 handwritten digits (1797 images, 10
+    classes), exported here as .npy, trained by `lockstep qkan fit` (cross-entropy, Adam) and
+    scored from `lockstep qkan eval`'s outputs on held-out images."""
+    from sklearn.datasets import load_digits
+
+    d = load_digits()
+    X, y = d.data / 16.0, d.target.astype(np.float64)
+    idx = np.random.default_rng(0).permutation(len(X))
+    train, test = idx[:1437], idx[1437:]
+    for name, arr in [("trx", X[train]), ("try", y[train]), ("tex", X[test]), ("tey", y[test])]:
+        np.save(tmp_path / f"{name}.npy", arr)
+    p = lambda name: str(tmp_path / name)
+    r = run("qkan", "fit", "--train-x", p("trx.npy"), "--train-y", p("try.npy"), "--test-x", p("tex.npy"),
+            "--test-y", p("tey.npy"), "--loss", "cross_entropy", "--optimizer", "adam", "--lr", "0.01",
+            "--steps", "300", "--batch", "128", "--widths", "64,10", "--quiet", "--output", p("m.safetensors"),
+            "--history", p("h.csv"))
+    assert r.returncode == 0, r.stderr
+    r = run("qkan", "eval", "--model", p("m.safetensors"), "--input", p("tex.npy"), "--output", p("out.npy"))
+    assert r.returncode == 0, r.stderr
+    accuracy = (np.load(p("out.npy")).argmax(axis=1) == y[test]).mean()
+    assert accuracy >= 0.95, f"test accuracy {accuracy:.3f}"

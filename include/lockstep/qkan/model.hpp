@@ -78,7 +78,13 @@ double loss_and_gradient(const Model& model, std::span<const double> x, std::spa
 /// reps come from the shapes; every layer must have all seven tensors in natural shapes and
 /// consistent widths, or std::invalid_argument names what is wrong.
 Model from_safetensors(const safetensors::File& file, const ModelOptions& options);
-/// The state_dict of `model` in `dtype` (F32 or F64), ready for safetensors::save.
+/// The state_dict of `model` in `dtype` (F32 or F64), ready for safetensors::save, with the
+/// model's options in the file's metadata (keys "ansatz", "preacts_trainable", "fast_measure",
+/// "base_activation", "ba_trainable", "postact_weight_trainable", "postact_bias_trainable").
 safetensors::File to_safetensors(const Model& model, DType dtype);
+
+/// `defaults` with every option the file's metadata names replaced by its value (files written
+/// by qkan carry none); a malformed value is a std::invalid_argument naming the key.
+ModelOptions options_from_metadata(const safetensors::File& file, ModelOptions defaults);
 
 }  // namespace lockstep::qkan
