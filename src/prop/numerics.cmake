@@ -1,0 +1,6 @@
+# lockstep_prop: the numerics of the propagation engine.
+add_library(lockstep_prop STATIC
+  grid.cpp
+)
+target_link_libraries(lockstep_prop PUBLIC lockstep_core)
+target_compile_options(lockstep_prop PRIVATE -Wall -Wextra $<$<CXX_COMPILER_ID:GNU>:-Wno-restrict>)

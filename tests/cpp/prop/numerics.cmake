@@ -1,0 +1,1 @@
+# Tests of lockstep_prop.
