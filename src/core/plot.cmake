@@ -1,0 +1,1 @@
+# PNG figures in lockstep_core (src/core/plot.cpp).

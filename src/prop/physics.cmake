@@ -1,0 +1,1 @@
+# Physics of lockstep_prop: fibre, pulses, responses, noise, windows, the nonlinear operator.

@@ -1,0 +1,1 @@
+# Figures of propagation results in lockstep_prop.

@@ -1,0 +1,1 @@
+# Figures of QKAN fits in lockstep.

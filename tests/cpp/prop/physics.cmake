@@ -1,0 +1,1 @@
+# Tests of the physics building blocks of lockstep_prop.
