@@ -1,6 +1,7 @@
 # lockstep_prop: the numerics of the propagation engine.
 add_library(lockstep_prop STATIC
   grid.cpp
+  tableau.cpp
 )
 target_link_libraries(lockstep_prop PUBLIC lockstep_core)
 target_compile_options(lockstep_prop PRIVATE -Wall -Wextra $<$<CXX_COMPILER_ID:GNU>:-Wno-restrict>)

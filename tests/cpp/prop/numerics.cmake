@@ -1,1 +1,3 @@
 # Tests of lockstep_prop.
+lockstep_add_test_executable(lockstep_prop_tableau_tests TIMEOUT 60
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_tableau.cpp LIBS lockstep_prop)
