@@ -1,1 +1,14 @@
 # Physics of lockstep_prop: fibre, pulses, responses, noise, windows, the nonlinear operator.
+# FFTW3 (double precision) through pkg-config: Debian's libfftw3-dev ships fftw3.pc but no
+# usable CMake package. GLOBAL so that the static library's link interface resolves in the
+# test and application directories too.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(FFTW3 REQUIRED IMPORTED_TARGET GLOBAL fftw3)
+
+target_sources(lockstep_prop PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/spline.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/transform.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/physics.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/nonlinear.cpp
+)
+target_link_libraries(lockstep_prop PRIVATE PkgConfig::FFTW3)

@@ -1,1 +1,7 @@
 # Tests of the physics building blocks of lockstep_prop.
+lockstep_add_test_executable(lockstep_prop_physics_tests TIMEOUT 120
+  SOURCES
+    test_physics_linear.cpp
+    test_physics_raman.cpp
+    test_physics_nonlinear.cpp
+  LIBS lockstep_prop)

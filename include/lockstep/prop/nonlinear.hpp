@@ -1,0 +1,76 @@
+// The nonlinear operator of the GNLSE over a batch of members (the hot path: the steppers call
+// it once per stage for every member together):
+//
+//     N(Ã) = i γ s(ω) · F{ A · [ (1−f_R)|A|² + f_R (h_R ⊛ |A|²) ] },   A = F⁻¹{Ã},
+//
+// with F = FFTW_BACKWARD and F⁻¹ = FFTW_FORWARD / n (grid.hpp), spectra in FFT order.
+#pragma once
+
+#include <complex>
+#include <cstdint>
+#include <span>
+
+#include "lockstep/prop/grid.hpp"
+#include "lockstep/prop/physics.hpp"
+
+namespace lockstep::prop {
+
+/// Evaluates N for up to `capacity` members on one grid. Members may differ in γ, f_R, H_R and
+/// self-steepening; several rows may share one MemberPhysics. Work is spread over the members
+/// with lockstep::parallel_for, each thread running single-threaded one-dimensional FFTW plans
+/// on its own scratch rows (measured faster on 2 cores than FFTW's threads over a
+/// many-transform plan, see bench/prop_rhs.cpp), so any count 1..capacity costs only what it
+/// uses. Plans are made once, in the constructor (FFTW_MEASURE up to 2^16 points, above that
+/// FFTW_ESTIMATE, to keep planning short); evaluate() allocates nothing.
+///
+/// Per member the element-wise work is fused into two passes without Raman (|A|²A; the spectral
+/// factor) and four with it (|A|²; ×H_R; the Kerr + Raman product; the spectral factor), each
+/// over one row that stays in cache between its transforms.
+class NonlinearBatch {
+ public:
+  /// threads ≤ 0: lockstep::num_threads() at construction. Throws std::invalid_argument for
+  /// capacity < 1.
+  NonlinearBatch(const Grid& grid, std::int64_t capacity, int threads = 0);
+  ~NonlinearBatch();
+  NonlinearBatch(const NonlinearBatch&) = delete;
+  NonlinearBatch& operator=(const NonlinearBatch&) = delete;
+
+  /// out[m] = N(in[m]) for m < physics.size() (≤ capacity). `in` and `out` hold rows of n
+  /// spectral values (FFT order), row m at m·n; they must not overlap. Each MemberPhysics must
+  /// belong to this grid's size. Rows aligned as fftw_malloc aligns are read directly; others
+  /// are copied first (same result).
+  void evaluate(std::span<const MemberPhysics* const> physics, const std::complex<double>* in,
+                std::complex<double>* out);
+
+  /// One-dimensional transforms per member per evaluation: 2 without Raman, 4 with.
+  std::int64_t ffts_per_evaluation(const MemberPhysics& physics) const;
+
+  /// Runs exactly the transforms evaluate() runs for `physics` (same plans, same threads, on
+  /// `rows`, which it overwrites) and none of the element-wise work: the cost floor that
+  /// bench/prop_rhs.cpp compares evaluate() against.
+  void transforms_only(std::span<const MemberPhysics* const> physics, std::complex<double>* rows);
+
+  std::int64_t points() const { return n_; }
+  std::int64_t capacity() const { return capacity_; }
+  int threads() const { return threads_; }
+
+ private:
+  void check(std::span<const MemberPhysics* const> physics) const;
+  void evaluate_member(const MemberPhysics& p, const std::complex<double>* in, std::complex<double>* out,
+                       int thread);
+
+  std::int64_t n_, capacity_;
+  int threads_;
+  std::complex<double>* scratch_ = nullptr;  // 2 rows per thread: the field and the intensity
+  void* to_time_ = nullptr;      // fftw_plan: FFTW_FORWARD, out of place (input row → scratch)
+  void* to_time_inplace_ = nullptr;  // FFTW_FORWARD in place
+  void* to_spectrum_inplace_ = nullptr;  // FFTW_BACKWARD in place
+  int input_alignment_ = 0;      // fftw_alignment_of the planned input
+};
+
+/// The same operator for one member written plainly (one plan per call, separate loops, the
+/// Raman convolution through H_R): the reference the batch is tested against.
+void nonlinear_reference(const MemberPhysics& physics, const Grid& grid, const std::complex<double>* in,
+                         std::complex<double>* out);
+
+}  // namespace lockstep::prop

@@ -1,0 +1,227 @@
+#include "lockstep/prop/nonlinear.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "fftw_support.hpp"
+#include "lockstep/core/error.hpp"
+#include "lockstep/core/parallel.hpp"
+#include "lockstep/prop/transform.hpp"
+
+namespace lockstep::prop {
+
+namespace {
+
+constexpr const char* kWhere = "prop.nonlinear";
+
+fftw_plan plan(void* p) { return static_cast<fftw_plan>(p); }
+
+/// Scratch rows are padded to a multiple of 8 values (128 bytes) so that every row has the
+/// alignment of the first, the one the plans were made for.
+std::int64_t padded(std::int64_t n) { return (n + 7) / 8 * 8; }
+
+// The element-wise passes work on interleaved doubles: std::complex's operator* (NaN
+// recovery through __muldc3) and std::norm (through std::abs) are far slower than the plain
+// arithmetic the finite fields here need.
+
+/// a_j ← a_j · |a_j|² · scale
+void kerr_pass(double* a, std::int64_t n, double scale) {
+  for (std::int64_t j = 0; j < n; ++j) {
+    const double re = a[2 * j], im = a[2 * j + 1];
+    const double g = (re * re + im * im) * scale;
+    a[2 * j] = re * g;
+    a[2 * j + 1] = im * g;
+  }
+}
+
+/// b_j ← |a_j|² (real)
+void intensity_pass(const double* a, double* b, std::int64_t n) {
+  for (std::int64_t j = 0; j < n; ++j) {
+    const double re = a[2 * j], im = a[2 * j + 1];
+    b[2 * j] = re * re + im * im;
+    b[2 * j + 1] = 0;
+  }
+}
+
+/// x_k ← x_k · y_k
+void multiply_pass(double* x, const double* y, std::int64_t n) {
+  for (std::int64_t k = 0; k < n; ++k) {
+    const double xr = x[2 * k], xi = x[2 * k + 1], yr = y[2 * k], yi = y[2 * k + 1];
+    x[2 * k] = xr * yr - xi * yi;
+    x[2 * k + 1] = xr * yi + xi * yr;
+  }
+}
+
+/// a_j ← a_j · (kerr·|a_j|² + raman·Re b_j)
+void kerr_raman_pass(double* a, const double* b, std::int64_t n, double kerr, double raman) {
+  for (std::int64_t j = 0; j < n; ++j) {
+    const double re = a[2 * j], im = a[2 * j + 1];
+    const double g = kerr * (re * re + im * im) + raman * b[2 * j];
+    a[2 * j] = re * g;
+    a[2 * j + 1] = im * g;
+  }
+}
+
+/// out_k ← factor_k · a_k
+void factor_pass(const double* a, const double* factor, double* out, std::int64_t n) {
+  for (std::int64_t k = 0; k < n; ++k) {
+    const double ar = a[2 * k], ai = a[2 * k + 1], fr = factor[2 * k], fi = factor[2 * k + 1];
+    out[2 * k] = fr * ar - fi * ai;
+    out[2 * k + 1] = fr * ai + fi * ar;
+  }
+}
+
+double* re_im(std::complex<double>* p) { return reinterpret_cast<double*>(p); }
+const double* re_im(const std::complex<double>* p) { return reinterpret_cast<const double*>(p); }
+
+}  // namespace
+
+NonlinearBatch::NonlinearBatch(const Grid& grid, std::int64_t capacity, int threads)
+    : n_(grid.size()), capacity_(capacity), threads_(threads > 0 ? threads : num_threads()) {
+  if (capacity < 1) invalid_argument(kWhere, "capacity = ", capacity, " must be ≥ 1");
+  const std::int64_t stride = padded(n_);
+  scratch_ = fftw_alloc_complex_array(2 * stride * threads_, kWhere);
+  std::complex<double>* plan_input = nullptr;
+  try {
+    plan_input = fftw_alloc_complex_array(n_, kWhere);
+    const unsigned flags = n_ <= (std::int64_t{1} << 16) ? FFTW_MEASURE : FFTW_ESTIMATE;
+    to_time_ = plan_dft_1d(n_, plan_input, scratch_, FFTW_FORWARD, flags, kWhere);
+    to_time_inplace_ = plan_dft_1d(n_, scratch_, scratch_, FFTW_FORWARD, flags, kWhere);
+    to_spectrum_inplace_ = plan_dft_1d(n_, scratch_, scratch_, FFTW_BACKWARD, flags, kWhere);
+    input_alignment_ = fftw_alignment_of(reinterpret_cast<double*>(plan_input));
+  } catch (...) {
+    fftw_free(plan_input);
+    destroy_plan(plan(to_time_));
+    destroy_plan(plan(to_time_inplace_));
+    fftw_free(scratch_);
+    throw;
+  }
+  fftw_free(plan_input);
+  std::fill(scratch_, scratch_ + 2 * stride * threads_, std::complex<double>{});
+}
+
+NonlinearBatch::~NonlinearBatch() {
+  destroy_plan(plan(to_spectrum_inplace_));
+  destroy_plan(plan(to_time_inplace_));
+  destroy_plan(plan(to_time_));
+  fftw_free(scratch_);
+}
+
+std::int64_t NonlinearBatch::ffts_per_evaluation(const MemberPhysics& physics) const {
+  return physics.has_raman() ? 4 : 2;
+}
+
+void NonlinearBatch::check(std::span<const MemberPhysics* const> physics) const {
+  const auto count = static_cast<std::int64_t>(physics.size());
+  if (count > capacity_) invalid_argument(kWhere, count, " members exceed the batch capacity ", capacity_);
+  for (std::int64_t m = 0; m < count; ++m) {
+    const MemberPhysics* p = physics[static_cast<std::size_t>(m)];
+    if (p == nullptr) invalid_argument(kWhere, "member ", m, " has no physics (null pointer)");
+    if (p->points != n_ || static_cast<std::int64_t>(p->nonlinear_factor.size()) != n_ ||
+        (p->has_raman() && static_cast<std::int64_t>(p->raman_spectrum.size()) != n_))
+      invalid_argument(kWhere, "member ", m, "'s physics has ", p->points, " points but the batch grid has ", n_);
+  }
+}
+
+void NonlinearBatch::evaluate_member(const MemberPhysics& p, const std::complex<double>* in,
+                                     std::complex<double>* out, int thread) {
+  std::complex<double>* a = scratch_ + 2 * padded(n_) * thread;
+  std::complex<double>* b = a + padded(n_);
+  auto* in_mutable = const_cast<std::complex<double>*>(in);  // out-of-place c2c preserves its input
+  if (fftw_alignment_of(reinterpret_cast<double*>(in_mutable)) == input_alignment_) {
+    fftw_execute_dft(plan(to_time_), as_fftw(in_mutable), as_fftw(a));
+  } else {
+    std::copy(in, in + n_, a);
+    fftw_execute_dft(plan(to_time_inplace_), as_fftw(a), as_fftw(a));
+  }
+  // a = n·A (FFTW_FORWARD is unnormalised); the scales below fold the 1/n factors in.
+  const double n = static_cast<double>(n_);
+  const double n3 = n * n * n;
+  if (!p.has_raman()) {
+    kerr_pass(re_im(a), n_, 1.0 / n3);  // A|A|² = a|a|²/n³
+  } else {
+    intensity_pass(re_im(a), re_im(b), n_);                                    // b = n²|A|²
+    fftw_execute_dft(plan(to_spectrum_inplace_), as_fftw(b), as_fftw(b));      // n²·F{|A|²}
+    multiply_pass(re_im(b), re_im(p.raman_spectrum.data()), n_);               // × H_R
+    fftw_execute_dft(plan(to_time_inplace_), as_fftw(b), as_fftw(b));          // n³·(h_R ⊛ |A|²)
+    const double f = p.raman_fraction;
+    kerr_raman_pass(re_im(a), re_im(b), n_, (1 - f) / n3, f / (n3 * n));
+  }
+  fftw_execute_dft(plan(to_spectrum_inplace_), as_fftw(a), as_fftw(a));
+  factor_pass(re_im(a), re_im(p.nonlinear_factor.data()), re_im(out), n_);
+}
+
+void NonlinearBatch::evaluate(std::span<const MemberPhysics* const> physics, const std::complex<double>* in,
+                              std::complex<double>* out) {
+  check(physics);
+  // The lambda captures one reference, so std::function holds it without allocating.
+  struct Job {
+    NonlinearBatch* self;
+    std::span<const MemberPhysics* const> physics;
+    const std::complex<double>* in;
+    std::complex<double>* out;
+  } job{this, physics, in, out};
+  parallel_for(
+      static_cast<std::int64_t>(physics.size()),
+      [&job](std::int64_t m, int thread) {
+        const std::int64_t offset = m * job.self->n_;
+        job.self->evaluate_member(*job.physics[static_cast<std::size_t>(m)], job.in + offset, job.out + offset,
+                                  thread);
+      },
+      threads_);
+}
+
+void NonlinearBatch::transforms_only(std::span<const MemberPhysics* const> physics, std::complex<double>* rows) {
+  check(physics);
+  struct Job {
+    NonlinearBatch* self;
+    std::span<const MemberPhysics* const> physics;
+    std::complex<double>* rows;
+  } job{this, physics, rows};
+  parallel_for(
+      static_cast<std::int64_t>(physics.size()),
+      [&job](std::int64_t m, int thread) {
+        NonlinearBatch& s = *job.self;
+        std::complex<double>* a = s.scratch_ + 2 * padded(s.n_) * thread;
+        fftw_execute_dft(plan(s.to_time_), as_fftw(job.rows + m * s.n_), as_fftw(a));
+        if (job.physics[static_cast<std::size_t>(m)]->has_raman()) {
+          fftw_execute_dft(plan(s.to_spectrum_inplace_), as_fftw(a), as_fftw(a));
+          fftw_execute_dft(plan(s.to_time_inplace_), as_fftw(a), as_fftw(a));
+        }
+        fftw_execute_dft(plan(s.to_spectrum_inplace_), as_fftw(a), as_fftw(a));
+      },
+      threads_);
+}
+
+void nonlinear_reference(const MemberPhysics& physics, const Grid& grid, const std::complex<double>* in,
+                         std::complex<double>* out) {
+  const std::int64_t n = grid.size();
+  if (physics.points != n)
+    invalid_argument("prop.nonlinear_reference", "the physics has ", physics.points, " points but the grid has ", n);
+  const auto un = static_cast<std::size_t>(n);
+  SpectralTransform transform(n);
+
+  std::vector<std::complex<double>> field(un);
+  transform.to_time(in, field.data());
+
+  std::vector<double> intensity(un);
+  for (std::size_t j = 0; j < un; ++j) intensity[j] = std::norm(field[j]);
+
+  std::vector<double> response(un, 0.0);  // f_R-weighted mix of instantaneous and delayed parts
+  for (std::size_t j = 0; j < un; ++j) response[j] = (1 - physics.raman_fraction) * intensity[j];
+  if (physics.has_raman()) {
+    std::vector<std::complex<double>> spectrum(un), convolution(un);
+    for (std::size_t j = 0; j < un; ++j) spectrum[j] = intensity[j];
+    transform.to_spectrum(spectrum.data(), spectrum.data());
+    for (std::size_t k = 0; k < un; ++k) spectrum[k] *= physics.raman_spectrum[k];
+    transform.to_time(spectrum.data(), convolution.data());
+    for (std::size_t j = 0; j < un; ++j) response[j] += physics.raman_fraction * convolution[j].real();
+  }
+
+  std::vector<std::complex<double>> product(un);
+  for (std::size_t j = 0; j < un; ++j) product[j] = field[j] * response[j];
+  transform.to_spectrum(product.data(), out);
+  for (std::size_t k = 0; k < un; ++k) out[k] *= physics.nonlinear_factor[k];
+}
+
+}  // namespace lockstep::prop
