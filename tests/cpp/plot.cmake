@@ -1,1 +1,4 @@
-# Tests of the PNG figures.
+# Tests of the PNG figures: lockstep_plot_tests (ticks, colour maps, PNG encoding checked by a
+# strict reader of its own (png_decode.hpp), drawing, the QKAN fit figure) and, with the
+# propagation engine, lockstep_prop_plot_tests (the figures of propagation results).
+lockstep_add_test_executable(lockstep_plot_tests TIMEOUT 60 SOURCES test_plot.cpp LIBS ZLIB::ZLIB)

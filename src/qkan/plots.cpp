@@ -1,0 +1,87 @@
+#include "lockstep/qkan/plots.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "lockstep/core/error.hpp"
+
+namespace lockstep::qkan {
+
+namespace {
+
+constexpr const char* kWhere = "qkan.plot";
+constexpr plot::Color kTargetColor{0, 0, 0};
+constexpr plot::Color kDiagonalColor{150, 150, 150};
+
+void check(const FitPlotData& d) {
+  if (d.target.empty()) invalid_argument(kWhere, "target is empty");
+  if (d.prediction.size() != d.target.size())
+    invalid_argument(kWhere, "prediction has ", d.prediction.size(), " values but target has ", d.target.size());
+  if (!d.x.empty() && d.x.size() != d.target.size())
+    invalid_argument(kWhere, "x has ", d.x.size(), " values but target has ", d.target.size(),
+                     " (leave x empty for a model with several inputs)");
+  if (!d.test_loss.empty() && d.test_loss.size() != d.train_loss.size())
+    invalid_argument(kWhere, "test_loss has ", d.test_loss.size(), " values but train_loss has ",
+                     d.train_loss.size(), " (one per step, or none)");
+}
+
+void draw_curves(plot::Axes& axes, const FitPlotData& d) {
+  std::vector<std::size_t> order(d.x.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  // NaN inputs sort last; the plot skips them.
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return std::isnan(d.x[b]) ? !std::isnan(d.x[a]) : d.x[a] < d.x[b];
+  });
+  std::vector<double> x, target, prediction;
+  for (std::size_t i : order) {
+    x.push_back(d.x[i]);
+    target.push_back(d.target[i]);
+    prediction.push_back(d.prediction[i]);
+  }
+  axes.add_line(x, std::move(target), {.label = "target", .color = kTargetColor, .width = 2.0, .dashed = true})
+      .add_line(std::move(x), std::move(prediction), {.label = "model", .color = plot::series_color(0), .width = 2.5})
+      .set_title("Fit")
+      .set_xlabel("x")
+      .set_ylabel("f(x)");
+}
+
+void draw_scatter(plot::Axes& axes, const FitPlotData& d) {
+  // The diagonal spans the finite values of both, so a perfect model lies on it.
+  double lo = INFINITY, hi = -INFINITY;
+  for (const auto* v : {&d.target, &d.prediction})
+    for (double e : *v)
+      if (std::isfinite(e)) lo = std::min(lo, e), hi = std::max(hi, e);
+  if (lo < hi)
+    axes.add_line({lo, hi}, {lo, hi}, {.label = "y = x", .color = kDiagonalColor, .width = 1.5, .dashed = true});
+  axes.add_scatter(d.target, d.prediction,
+                   {.label = "samples", .color = plot::series_color(0), .radius = d.target.size() > 2000 ? 2.0 : 3.0})
+      .set_title("Predicted against true")
+      .set_xlabel("true value")
+      .set_ylabel("model's prediction");
+}
+
+}  // namespace
+
+plot::Figure fit_figure(const FitPlotData& data) {
+  check(data);
+  const bool losses = !data.train_loss.empty();
+  plot::Figure figure(1, losses ? 2 : 1);
+  if (!data.title.empty()) figure.set_title(data.title);
+  if (data.x.empty()) draw_scatter(figure.axes(0, 0), data);
+  else draw_curves(figure.axes(0, 0), data);
+  if (losses) {
+    std::vector<double> step(data.train_loss.size());
+    std::iota(step.begin(), step.end(), 1.0);
+    plot::Axes& axes = figure.axes(0, 1);
+    axes.add_line(step, data.train_loss, {.label = "train", .color = plot::series_color(0)});
+    if (!data.test_loss.empty())
+      axes.add_line(step, data.test_loss, {.label = "test", .color = plot::series_color(1)});
+    axes.set_log_y().set_title("Loss history").set_xlabel("step").set_ylabel(data.loss_name);
+  }
+  return figure;
+}
+
+void write_fit_plot(const std::filesystem::path& path, const FitPlotData& data) { fit_figure(data).write_png(path); }
+
+}  // namespace lockstep::qkan
