@@ -22,6 +22,11 @@ std::complex<double>* fftw_alloc_complex_array(std::int64_t count, const char* w
 fftw_plan plan_dft_1d(std::int64_t n, std::complex<double>* in, std::complex<double>* out, int sign,
                       unsigned flags, const char* where);
 
+/// Real-to-complex (n reals → n/2 + 1 values, sign e^{−i}) and complex-to-real (sign e^{+i},
+/// destroys its input) transforms of length n.
+fftw_plan plan_r2c_1d(std::int64_t n, double* in, std::complex<double>* out, unsigned flags, const char* where);
+fftw_plan plan_c2r_1d(std::int64_t n, std::complex<double>* in, double* out, unsigned flags, const char* where);
+
 void destroy_plan(fftw_plan plan);
 
 }  // namespace lockstep::prop

@@ -34,40 +34,35 @@ void kerr_pass(double* a, std::int64_t n, double scale) {
   }
 }
 
-/// b_j ← |a_j|² (real)
-void intensity_pass(const double* a, double* b, std::int64_t n) {
-  for (std::int64_t j = 0; j < n; ++j) {
-    const double re = a[2 * j], im = a[2 * j + 1];
-    b[2 * j] = re * re + im * im;
-    b[2 * j + 1] = 0;
-  }
+/// r_j ← |a_j|²
+void intensity_pass(const double* a, double* r, std::int64_t n) {
+  for (std::int64_t j = 0; j < n; ++j) r[j] = a[2 * j] * a[2 * j] + a[2 * j + 1] * a[2 * j + 1];
 }
 
-/// x_k ← x_k · y_k
-void multiply_pass(double* x, const double* y, std::int64_t n) {
+/// x_k ← x_k · conj(y_k)
+void multiply_conj_pass(double* x, const double* y, std::int64_t n) {
   for (std::int64_t k = 0; k < n; ++k) {
     const double xr = x[2 * k], xi = x[2 * k + 1], yr = y[2 * k], yi = y[2 * k + 1];
-    x[2 * k] = xr * yr - xi * yi;
-    x[2 * k + 1] = xr * yi + xi * yr;
+    x[2 * k] = xr * yr + xi * yi;
+    x[2 * k + 1] = xi * yr - xr * yi;
   }
 }
 
-/// a_j ← a_j · (kerr·|a_j|² + raman·Re b_j)
-void kerr_raman_pass(double* a, const double* b, std::int64_t n, double kerr, double raman) {
+/// a_j ← a_j · (kerr·|a_j|² + raman·r_j)
+void kerr_raman_pass(double* a, const double* r, std::int64_t n, double kerr, double raman) {
   for (std::int64_t j = 0; j < n; ++j) {
     const double re = a[2 * j], im = a[2 * j + 1];
-    const double g = kerr * (re * re + im * im) + raman * b[2 * j];
+    const double g = kerr * (re * re + im * im) + raman * r[j];
     a[2 * j] = re * g;
     a[2 * j + 1] = im * g;
   }
 }
 
-/// out_k ← factor_k · a_k
-void factor_pass(const double* a, const double* factor, double* out, std::int64_t n) {
+/// out_k ← i·g_k · a_k (g real: γ times the shock factor)
+void factor_pass(const double* a, const double* g, double* out, std::int64_t n) {
   for (std::int64_t k = 0; k < n; ++k) {
-    const double ar = a[2 * k], ai = a[2 * k + 1], fr = factor[2 * k], fi = factor[2 * k + 1];
-    out[2 * k] = fr * ar - fi * ai;
-    out[2 * k + 1] = fr * ai + fi * ar;
+    out[2 * k] = -g[k] * a[2 * k + 1];
+    out[2 * k + 1] = g[k] * a[2 * k];
   }
 }
 
@@ -79,32 +74,46 @@ const double* re_im(const std::complex<double>* p) { return reinterpret_cast<con
 NonlinearBatch::NonlinearBatch(const Grid& grid, std::int64_t capacity, int threads)
     : n_(grid.size()), capacity_(capacity), threads_(threads > 0 ? threads : num_threads()) {
   if (capacity < 1) invalid_argument(kWhere, "capacity = ", capacity, " must be ≥ 1");
-  const std::int64_t stride = padded(n_);
-  scratch_ = fftw_alloc_complex_array(2 * stride * threads_, kWhere);
+  // Per thread: the field row a (n complex values), the intensity r (n reals, in the room of
+  // n/2 complex values) and its half spectrum h (n/2 + 1 complex values), each padded.
+  stride_ = padded(n_) + padded(n_ / 2) + padded(n_ / 2 + 1);
+  scratch_ = fftw_alloc_complex_array(stride_ * threads_, kWhere);
+  std::fill(scratch_, scratch_ + stride_ * threads_, std::complex<double>{});
   std::complex<double>* plan_input = nullptr;
   try {
     plan_input = fftw_alloc_complex_array(n_, kWhere);
     const unsigned flags = n_ <= (std::int64_t{1} << 16) ? FFTW_MEASURE : FFTW_ESTIMATE;
-    to_time_ = plan_dft_1d(n_, plan_input, scratch_, FFTW_FORWARD, flags, kWhere);
-    to_time_inplace_ = plan_dft_1d(n_, scratch_, scratch_, FFTW_FORWARD, flags, kWhere);
-    to_spectrum_inplace_ = plan_dft_1d(n_, scratch_, scratch_, FFTW_BACKWARD, flags, kWhere);
+    Rows rows = thread_rows(0);
+    to_time_ = plan_dft_1d(n_, plan_input, rows.a, FFTW_FORWARD, flags, kWhere);
+    to_time_inplace_ = plan_dft_1d(n_, rows.a, rows.a, FFTW_FORWARD, flags, kWhere);
+    to_spectrum_inplace_ = plan_dft_1d(n_, rows.a, rows.a, FFTW_BACKWARD, flags, kWhere);
+    intensity_forward_ = plan_r2c_1d(n_, rows.r, rows.h, flags, kWhere);
+    intensity_backward_ = plan_c2r_1d(n_, rows.h, rows.r, flags, kWhere);
     input_alignment_ = fftw_alignment_of(reinterpret_cast<double*>(plan_input));
   } catch (...) {
     fftw_free(plan_input);
-    destroy_plan(plan(to_time_));
-    destroy_plan(plan(to_time_inplace_));
+    destroy_plans();
     fftw_free(scratch_);
     throw;
   }
   fftw_free(plan_input);
-  std::fill(scratch_, scratch_ + 2 * stride * threads_, std::complex<double>{});
+  std::fill(scratch_, scratch_ + stride_ * threads_, std::complex<double>{});
+}
+
+void NonlinearBatch::destroy_plans() {
+  for (void* p : {to_time_, to_time_inplace_, to_spectrum_inplace_, intensity_forward_, intensity_backward_})
+    destroy_plan(plan(p));
+  to_time_ = to_time_inplace_ = to_spectrum_inplace_ = intensity_forward_ = intensity_backward_ = nullptr;
 }
 
 NonlinearBatch::~NonlinearBatch() {
-  destroy_plan(plan(to_spectrum_inplace_));
-  destroy_plan(plan(to_time_inplace_));
-  destroy_plan(plan(to_time_));
+  destroy_plans();
   fftw_free(scratch_);
+}
+
+NonlinearBatch::Rows NonlinearBatch::thread_rows(int thread) const {
+  std::complex<double>* base = scratch_ + stride_ * thread;
+  return {base, reinterpret_cast<double*>(base + padded(n_)), base + padded(n_) + padded(n_ / 2)};
 }
 
 std::int64_t NonlinearBatch::ffts_per_evaluation(const MemberPhysics& physics) const {
@@ -117,7 +126,7 @@ void NonlinearBatch::check(std::span<const MemberPhysics* const> physics) const 
   for (std::int64_t m = 0; m < count; ++m) {
     const MemberPhysics* p = physics[static_cast<std::size_t>(m)];
     if (p == nullptr) invalid_argument(kWhere, "member ", m, " has no physics (null pointer)");
-    if (p->points != n_ || static_cast<std::int64_t>(p->nonlinear_factor.size()) != n_ ||
+    if (p->points != n_ || static_cast<std::int64_t>(p->gamma_shock.size()) != n_ ||
         (p->has_raman() && static_cast<std::int64_t>(p->raman_spectrum.size()) != n_))
       invalid_argument(kWhere, "member ", m, "'s physics has ", p->points, " points but the batch grid has ", n_);
   }
@@ -125,8 +134,8 @@ void NonlinearBatch::check(std::span<const MemberPhysics* const> physics) const 
 
 void NonlinearBatch::evaluate_member(const MemberPhysics& p, const std::complex<double>* in,
                                      std::complex<double>* out, int thread) {
-  std::complex<double>* a = scratch_ + 2 * padded(n_) * thread;
-  std::complex<double>* b = a + padded(n_);
+  const Rows rows = thread_rows(thread);
+  std::complex<double>* a = rows.a;
   auto* in_mutable = const_cast<std::complex<double>*>(in);  // out-of-place c2c preserves its input
   if (fftw_alignment_of(reinterpret_cast<double*>(in_mutable)) == input_alignment_) {
     fftw_execute_dft(plan(to_time_), as_fftw(in_mutable), as_fftw(a));
@@ -140,15 +149,18 @@ void NonlinearBatch::evaluate_member(const MemberPhysics& p, const std::complex<
   if (!p.has_raman()) {
     kerr_pass(re_im(a), n_, 1.0 / n3);  // A|A|² = a|a|²/n³
   } else {
-    intensity_pass(re_im(a), re_im(b), n_);                                    // b = n²|A|²
-    fftw_execute_dft(plan(to_spectrum_inplace_), as_fftw(b), as_fftw(b));      // n²·F{|A|²}
-    multiply_pass(re_im(b), re_im(p.raman_spectrum.data()), n_);               // × H_R
-    fftw_execute_dft(plan(to_time_inplace_), as_fftw(b), as_fftw(b));          // n³·(h_R ⊛ |A|²)
+    // The intensity is real: its convolution runs through FFTW's real transforms, whose
+    // forward sign is e^{−i}. For real r and real weights that spectrum is the conjugate of the
+    // convention's, so the product takes conj(H_R); the result is the same circular convolution.
+    intensity_pass(re_im(a), rows.r, n_);                                                // r = n²|A|²
+    fftw_execute_dft_r2c(plan(intensity_forward_), rows.r, as_fftw(rows.h));
+    multiply_conj_pass(re_im(rows.h), re_im(p.raman_spectrum.data()), n_ / 2 + 1);
+    fftw_execute_dft_c2r(plan(intensity_backward_), as_fftw(rows.h), rows.r);          // n³·(h_R ⊛ |A|²)
     const double f = p.raman_fraction;
-    kerr_raman_pass(re_im(a), re_im(b), n_, (1 - f) / n3, f / (n3 * n));
+    kerr_raman_pass(re_im(a), rows.r, n_, (1 - f) / n3, f / (n3 * n));
   }
   fftw_execute_dft(plan(to_spectrum_inplace_), as_fftw(a), as_fftw(a));
-  factor_pass(re_im(a), re_im(p.nonlinear_factor.data()), re_im(out), n_);
+  factor_pass(re_im(a), p.gamma_shock.data(), re_im(out), n_);
 }
 
 void NonlinearBatch::evaluate(std::span<const MemberPhysics* const> physics, const std::complex<double>* in,
@@ -182,13 +194,13 @@ void NonlinearBatch::transforms_only(std::span<const MemberPhysics* const> physi
       static_cast<std::int64_t>(physics.size()),
       [&job](std::int64_t m, int thread) {
         NonlinearBatch& s = *job.self;
-        std::complex<double>* a = s.scratch_ + 2 * padded(s.n_) * thread;
-        fftw_execute_dft(plan(s.to_time_), as_fftw(job.rows + m * s.n_), as_fftw(a));
+        const Rows rows = s.thread_rows(thread);
+        fftw_execute_dft(plan(s.to_time_), as_fftw(job.rows + m * s.n_), as_fftw(rows.a));
         if (job.physics[static_cast<std::size_t>(m)]->has_raman()) {
-          fftw_execute_dft(plan(s.to_spectrum_inplace_), as_fftw(a), as_fftw(a));
-          fftw_execute_dft(plan(s.to_time_inplace_), as_fftw(a), as_fftw(a));
+          fftw_execute_dft_r2c(plan(s.intensity_forward_), rows.r, as_fftw(rows.h));
+          fftw_execute_dft_c2r(plan(s.intensity_backward_), as_fftw(rows.h), rows.r);
         }
-        fftw_execute_dft(plan(s.to_spectrum_inplace_), as_fftw(a), as_fftw(a));
+        fftw_execute_dft(plan(s.to_spectrum_inplace_), as_fftw(rows.a), as_fftw(rows.a));
       },
       threads_);
 }

@@ -180,7 +180,11 @@ MemberPhysics make_physics(const Config& config, const Grid& grid) {
   if (f.self_steepening)
     for (std::size_t k = 0; k < un; ++k) p.shock[k] = 1 + dw[k] / w0;
   p.nonlinear_factor.resize(un);
-  for (std::size_t k = 0; k < un; ++k) p.nonlinear_factor[k] = Complex(0, f.gamma * p.shock[k]);
+  p.gamma_shock.resize(un);
+  for (std::size_t k = 0; k < un; ++k) {
+    p.gamma_shock[k] = f.gamma * p.shock[k];
+    p.nonlinear_factor[k] = Complex(0, p.gamma_shock[k]);
+  }
 
   // Raman response: h sampled at the lags m·dt, m < n/2 (trapezoidal weight ½ at the lag 0,
   // where a response such as Lin–Agrawal's starts with a jump: second-order accurate),

@@ -26,6 +26,20 @@ fftw_plan plan_dft_1d(std::int64_t n, std::complex<double>* in, std::complex<dou
   return p;
 }
 
+fftw_plan plan_r2c_1d(std::int64_t n, double* in, std::complex<double>* out, unsigned flags, const char* where) {
+  std::lock_guard<std::mutex> lock(fftw_planner_mutex());
+  fftw_plan p = fftw_plan_dft_r2c_1d(static_cast<int>(n), in, as_fftw(out), flags);
+  if (p == nullptr) runtime_failure(where, "FFTW could not plan a real transform of length ", n);
+  return p;
+}
+
+fftw_plan plan_c2r_1d(std::int64_t n, std::complex<double>* in, double* out, unsigned flags, const char* where) {
+  std::lock_guard<std::mutex> lock(fftw_planner_mutex());
+  fftw_plan p = fftw_plan_dft_c2r_1d(static_cast<int>(n), as_fftw(in), out, flags);
+  if (p == nullptr) runtime_failure(where, "FFTW could not plan a real transform of length ", n);
+  return p;
+}
+
 void destroy_plan(fftw_plan plan) {
   if (plan == nullptr) return;
   std::lock_guard<std::mutex> lock(fftw_planner_mutex());

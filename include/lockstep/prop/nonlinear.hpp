@@ -23,9 +23,12 @@ namespace lockstep::prop {
 /// uses. Plans are made once, in the constructor (FFTW_MEASURE up to 2^16 points, above that
 /// FFTW_ESTIMATE, to keep planning short); evaluate() allocates nothing.
 ///
-/// Per member the element-wise work is fused into two passes without Raman (|A|²A; the spectral
-/// factor) and four with it (|A|²; ×H_R; the Kerr + Raman product; the spectral factor), each
-/// over one row that stays in cache between its transforms.
+/// Per member: A by one complex transform; without Raman one pass forms |A|²A; with Raman one
+/// pass forms |A|² (real), a real-to-complex transform, one pass over the n/2 + 1 values
+/// multiplies by H_R, a complex-to-real transform gives h_R ⊛ |A|², one pass forms the Kerr +
+/// Raman product; a complex transform back and one pass applies iγ·s(ω) while writing `out`.
+/// All rows stay in cache between their transforms. The plans assume FFTW's default of one
+/// thread per plan (fftw_plan_with_nthreads(1)).
 class NonlinearBatch {
  public:
   /// threads ≤ 0: lockstep::num_threads() at construction. Throws std::invalid_argument for
@@ -42,7 +45,8 @@ class NonlinearBatch {
   void evaluate(std::span<const MemberPhysics* const> physics, const std::complex<double>* in,
                 std::complex<double>* out);
 
-  /// One-dimensional transforms per member per evaluation: 2 without Raman, 4 with.
+  /// One-dimensional transforms per member per evaluation: 2 without Raman, 4 with (of which
+  /// two are real transforms of the intensity, about half the cost of a complex one).
   std::int64_t ffts_per_evaluation(const MemberPhysics& physics) const;
 
   /// Runs exactly the transforms evaluate() runs for `physics` (same plans, same threads, on
@@ -55,17 +59,28 @@ class NonlinearBatch {
   int threads() const { return threads_; }
 
  private:
+  struct Rows {
+    std::complex<double>* a;  // the field (n values)
+    double* r;                // the intensity and its convolution (n reals)
+    std::complex<double>* h;  // the intensity's half spectrum (n/2 + 1 values)
+  };
+  Rows thread_rows(int thread) const;
   void check(std::span<const MemberPhysics* const> physics) const;
   void evaluate_member(const MemberPhysics& p, const std::complex<double>* in, std::complex<double>* out,
                        int thread);
+  void destroy_plans();
 
   std::int64_t n_, capacity_;
   int threads_;
-  std::complex<double>* scratch_ = nullptr;  // 2 rows per thread: the field and the intensity
-  void* to_time_ = nullptr;      // fftw_plan: FFTW_FORWARD, out of place (input row → scratch)
-  void* to_time_inplace_ = nullptr;  // FFTW_FORWARD in place
+  std::int64_t stride_ = 0;                  // scratch values per thread
+  std::complex<double>* scratch_ = nullptr;  // per thread: Rows
+  // fftw_plan handles (kept opaque here so that fftw3.h stays out of the public headers):
+  void* to_time_ = nullptr;              // FFTW_FORWARD, out of place (input row → a)
+  void* to_time_inplace_ = nullptr;      // FFTW_FORWARD in place (misaligned input, copied to a)
   void* to_spectrum_inplace_ = nullptr;  // FFTW_BACKWARD in place
-  int input_alignment_ = 0;      // fftw_alignment_of the planned input
+  void* intensity_forward_ = nullptr;    // r2c, r → h
+  void* intensity_backward_ = nullptr;   // c2r, h → r
+  int input_alignment_ = 0;              // fftw_alignment_of the planned input
 };
 
 /// The same operator for one member written plainly (one plan per call, separate loops, the

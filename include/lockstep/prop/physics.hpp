@@ -41,6 +41,8 @@ struct MemberPhysics {
   std::vector<double> shock;
   /// i γ s(ω), 1/(W·m): the spectral factor in front of F{...}.
   std::vector<Complex> nonlinear_factor;
+  /// γ s(ω), 1/(W·m): the same factor without the i (the batch's last pass uses it).
+  std::vector<double> gamma_shock;
   /// The discrete Raman response as convolution weights: index m holds the weight of the lag
   /// m·dt (m < n/2; the upper half, negative lags, is zero: causal): h_R(m·dt)·dt with the
   /// trapezoidal ½ at m = 0, rescaled to sum to 1 (dimensionless):
