@@ -1,0 +1,324 @@
+#include "lockstep/prop/runner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+#include "lockstep/core/error.hpp"
+#include "lockstep/prop/stepper.hpp"
+
+namespace lockstep::prop {
+
+namespace {
+constexpr const char* kWhere = "prop.runner";
+using clock = std::chrono::steady_clock;
+
+bool same_grid(const GridConfig& a, const GridConfig& b) {
+  return a.points == b.points && a.time_window == b.time_window &&
+         a.center_wavelength == b.center_wavelength;
+}
+
+// The stepping settings that must agree within a batch (the tolerances may differ).
+bool same_stepping(const SteppingConfig& a, const SteppingConfig& b) {
+  return a.scheme == b.scheme && a.adaptive == b.adaptive && a.initial_step == b.initial_step &&
+         a.min_step == b.min_step && a.max_step == b.max_step &&
+         a.max_rejections == b.max_rejections && a.policy == b.policy;
+}
+}  // namespace
+
+bool lockstep_compatible(const Member& a, const Member& b) {
+  const Config &ca = a.config(), &cb = b.config();
+  return same_grid(ca.grid, cb.grid) && same_stepping(ca.stepping, cb.stepping) &&
+         ca.fibre.length == cb.fibre.length && a.schedule() == b.schedule() &&
+         a.ledger().z == b.ledger().z &&
+         a.ledger().schedule_position == b.ledger().schedule_position;
+}
+
+std::vector<std::vector<std::size_t>> select_batch(std::span<const Member* const> members,
+                                                   std::int64_t memory_budget_bytes) {
+  std::vector<std::vector<std::size_t>> batches;
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    const Member& m = *members[i];
+    const std::int64_t bytes = Stepper::bytes_per_member(m.tableau(), m.config().grid.points);
+    bool placed = false;
+    for (auto& batch : batches) {
+      const Member& head = *members[batch.front()];
+      const auto size = static_cast<std::int64_t>(batch.size());
+      if (lockstep_compatible(head, m) && (size + 1) * bytes <= memory_budget_bytes) {
+        batch.push_back(i);
+        placed = true;
+        break;
+      }
+    }
+    if (!placed) batches.push_back({i});
+  }
+  return batches;
+}
+
+// One run of a batch: the stepper, the bookkeeping of accepted and rejected trials.
+class LockstepRun {
+ public:
+  LockstepRun(std::span<Member* const> members, Problem& problem, const RunOptions& options)
+      : members_(members),
+        problem_(problem),
+        options_(options),
+        count_(static_cast<std::int64_t>(members.size())),
+        stepper_(members.empty() ? rk4ip_tableau() : members[0]->tableau(), problem),
+        start_(clock::now()) {
+    const Member& head = *members_[0];
+    for (std::int64_t i = 0; i < count_; ++i) {
+      Member& m = member(i);
+      if (i > 0 && !lockstep_compatible(head, m))
+        invalid_argument(kWhere, "member ", i, " cannot run in lockstep with member 0 (grid, scheme, ",
+                         "schedule, stepping settings or position differ)");
+      if (static_cast<std::int64_t>(m.spectrum_.size()) != problem.points())
+        invalid_argument(kWhere, "member ", i, " has ", m.spectrum_.size(),
+                         " points, the problem ", problem.points());
+      stepper_.load(i, m.spectrum_.data(), m.error_control());
+      if (m.ledger_.z == 0 && m.statistics_.z.empty()) record_row(i, 0, 0, 0);
+      if (m.ledger_.z == 0 && m.planes_.z.empty()) {
+        m.planes_.z.push_back(0);
+        m.planes_.field_w.push_back(m.spectrum_);
+      }
+    }
+    length_ = head.config_.fibre.length;
+    tol_ = kSameZ * length_;
+  }
+
+  void run() {
+    if (member(0).config_.stepping.adaptive)
+      run_adaptive();
+    else
+      run_fixed();
+  }
+
+ private:
+  Member& member(std::int64_t i) const { return *members_[static_cast<std::size_t>(i)]; }
+  const std::vector<double>& planes() const { return member(0).schedule_.planes; }
+
+  std::string name(std::int64_t i) const {
+    return "member " + std::to_string(i) + " (noise seed " +
+           std::to_string(member(i).config_.pulse.noise_seed) + ")";
+  }
+
+  // Computes the trial of every member and books its evaluations; returns the wall time.
+  double trial(double h) {
+    const auto t0 = clock::now();
+    if (options_.evaluation == Evaluation::batched) {
+      stepper_.trial(0, count_, h);
+    } else {
+      for (std::int64_t i = 0; i < count_; ++i) stepper_.trial(i, 1, h);
+    }
+    for (std::int64_t i = 0; i < count_; ++i) {
+      Ledger& l = member(i).ledger_;
+      const int evals = stepper_.evaluations(i);
+      l.rhs_evaluations += evals;
+      l.ffts += evals * problem_.ffts_per_evaluation(i);
+    }
+    return std::chrono::duration<double>(clock::now() - t0).count();
+  }
+
+  // The largest member norm (NaN when the scheme has none) and the member that has it; the
+  // candidate of some member is non-finite when `finite` comes back false.
+  struct BatchNorm {
+    double norm = std::numeric_limits<double>::quiet_NaN();
+    std::int64_t worst = 0;
+    bool finite = true;
+  };
+  BatchNorm batch_norm() const {
+    const bool estimated = stepper_.tableau().has_error_estimate();
+    BatchNorm b;
+    if (estimated) b.norm = 0;
+    for (std::int64_t i = 0; i < count_; ++i) {
+      const double n = stepper_.norm(i);
+      if (!stepper_.finite(i) || (estimated && !std::isfinite(n))) {
+        if (b.finite) b.worst = i;
+        b.finite = false;
+      } else if (estimated && n > b.norm) {
+        b.norm = n;
+        if (b.finite) b.worst = i;
+      }
+    }
+    return b;
+  }
+
+  void record_row(std::int64_t i, double z, double dz, double norm) {
+    Member& m = member(i);
+    const Measures mm = problem_.measure(i, m.spectrum_.data());
+    Statistics& s = m.statistics_;
+    s.z.push_back(z);
+    s.dz.push_back(dz);
+    s.error_norm.push_back(norm);
+    s.energy.push_back(mm.energy);
+    s.photon_number.push_back(mm.photon_number);
+    s.peak_power.push_back(mm.peak_power);
+    s.spectral_centroid.push_back(mm.spectral_centroid);
+  }
+
+  // Accepts every member's candidate as the field at z1 (= z0 + h): planes inside the step (dense
+  // output) and at its end, windows, statistics and the ledger.
+  void accept(double z0, double z1, double h, double seconds) {
+    const double share = seconds / static_cast<double>(count_);
+    const auto& pl = planes();
+    for (std::int64_t i = 0; i < count_; ++i) {
+      Member& m = member(i);
+      stepper_.accept(i);
+      auto p = m.planes_.z.size();
+      for (; p < pl.size() && pl[p] < z1 - tol_; ++p) {
+        if (!stepper_.tableau().has_dense_output())
+          runtime_failure(kWhere, "plane at ", pl[p], " m skipped by a step from ", z0, " to ", z1, " m");
+        std::vector<Complex> field(m.spectrum_.size());
+        stepper_.dense_output(i, (pl[p] - z0) / h, field.data());
+        m.planes_.z.push_back(pl[p]);
+        m.planes_.field_w.push_back(std::move(field));
+      }
+      const Complex* y = stepper_.solution(i);
+      std::copy(y, y + m.spectrum_.size(), m.spectrum_.begin());
+      if (problem_.apply_windows(i, m.spectrum_.data())) stepper_.replace(i, m.spectrum_.data());
+      if (p < pl.size() && pl[p] <= z1 + tol_) {
+        m.planes_.z.push_back(pl[p]);
+        m.planes_.field_w.push_back(m.spectrum_);
+      }
+      record_row(i, z1, h, stepper_.norm(i));
+      Ledger& l = m.ledger_;
+      ++l.accepted_steps;
+      l.z = z1;
+      l.wall_time += share;
+    }
+    ++steps_;
+    if (options_.progress) {
+      const double elapsed = std::chrono::duration<double>(clock::now() - start_).count();
+      options_.progress(z1, steps_, elapsed > 0 ? static_cast<double>(steps_) / elapsed : 0.0);
+    }
+  }
+
+  void reject(double seconds) {
+    const double share = seconds / static_cast<double>(count_);
+    for (std::int64_t i = 0; i < count_; ++i) {
+      ++member(i).ledger_.rejected_steps;
+      member(i).ledger_.wall_time += share;
+    }
+  }
+
+  void run_adaptive() {
+    const SteppingConfig& st = member(0).config_.stepping;
+    const StepController controller(stepper_.tableau().embedded_order);
+    const bool dense = stepper_.tableau().has_dense_output();
+    const double max_step = st.max_step > 0 ? st.max_step : length_;
+    double dz = std::numeric_limits<double>::infinity(), previous = 0;
+    for (std::int64_t i = 0; i < count_; ++i) {
+      const Ledger& l = member(i).ledger_;
+      dz = std::min(dz, l.next_dz > 0 ? l.next_dz : st.initial_step);
+      previous = std::max(previous, l.previous_error);
+    }
+    double z = member(0).ledger_.z;
+    int rejections = 0;
+    while (z < length_ - tol_) {
+      if (options_.max_steps > 0 && steps_ >= options_.max_steps) return;
+      dz = std::min(dz, max_step);
+      // The end of this step: the proposal, or the fibre end / next plane it would reach.
+      double h = dz, z1 = z + dz;
+      bool shortened = false;
+      if (z1 >= length_ - tol_) {
+        z1 = length_;
+        shortened = z1 - z < dz;
+      }
+      if (!dense) {
+        const auto& pl = planes();
+        const auto next = std::upper_bound(pl.begin(), pl.end(), z + tol_);
+        if (next != pl.end() && z1 >= *next - tol_) {
+          shortened = shortened || *next < z1;
+          z1 = *next;
+        }
+      }
+      h = z1 - z;
+      const double seconds = trial(h);
+      const BatchNorm b = batch_norm();
+      if (!b.finite || b.norm > 1) {
+        reject(seconds);
+        if (++rejections > st.max_rejections)
+          runtime_failure(kWhere, name(b.worst), ": ", rejections, " consecutive rejected steps at z = ",
+                          z, " m (last dz = ", h, " m, error norm ", b.norm,
+                          b.finite ? "" : ", non-finite field", ")");
+        dz = controller.after_reject(h, b.finite ? b.norm : std::numeric_limits<double>::quiet_NaN());
+        if (st.min_step > 0 && dz < st.min_step)
+          runtime_failure(kWhere, name(b.worst), ": the step fell to ", dz,
+                          " m, below stepping.min_step = ", st.min_step, " m, at z = ", z, " m");
+        continue;
+      }
+      accept(z, z1, h, seconds);
+      double next = controller.after_accept(h, b.norm, previous, rejections > 0);
+      // A step shortened to meet a plane or the end says little about the step the controller
+      // had proposed: keep that proposal when it is larger.
+      if (shortened) next = std::max(next, dz);
+      dz = next;
+      previous = b.norm;
+      rejections = 0;
+      z = z1;
+      for (std::int64_t i = 0; i < count_; ++i) {
+        member(i).ledger_.next_dz = dz;
+        member(i).ledger_.previous_error = previous;
+      }
+    }
+  }
+
+  // One step of a fixed schedule from z0 to z1, halved under the subdivide policy.
+  void fixed_step(double z0, double z1, int depth) {
+    const SteppingConfig& st = member(0).config_.stepping;
+    const double h = z1 - z0;
+    const double seconds = trial(h);
+    const BatchNorm b = batch_norm();
+    if (!b.finite)
+      runtime_failure(kWhere, name(b.worst), " diverged: non-finite field in the step from z = ", z0,
+                      " m to ", z1, " m");
+    if (b.norm > 1) {
+      if (st.policy == FixedPolicy::fail)
+        runtime_failure(kWhere, name(b.worst), ": error norm ", b.norm, " > 1 in the step from z = ",
+                        z0, " m to ", z1, " m (stepping.policy = fail)");
+      if (st.policy == FixedPolicy::subdivide && depth < options_.max_subdivisions) {
+        reject(seconds);
+        const double mid = z0 + h / 2;
+        fixed_step(z0, mid, depth + 1);
+        fixed_step(mid, z1, depth + 1);
+        return;
+      }
+      for (std::int64_t i = 0; i < count_; ++i)
+        if (stepper_.norm(i) > 1) ++member(i).ledger_.tolerance_violations;
+    }
+    accept(z0, z1, h, seconds);
+  }
+
+  void run_fixed() {
+    const auto& ends = member(0).schedule_.step_ends;
+    auto position = static_cast<std::size_t>(member(0).ledger_.schedule_position);
+    while (position < ends.size()) {
+      if (options_.max_steps > 0 && steps_ >= options_.max_steps) return;
+      fixed_step(member(0).ledger_.z, ends[position], 0);
+      ++position;
+      for (std::int64_t i = 0; i < count_; ++i)
+        member(i).ledger_.schedule_position = static_cast<std::int64_t>(position);
+    }
+  }
+
+  std::span<Member* const> members_;
+  Problem& problem_;
+  const RunOptions& options_;
+  std::int64_t count_;
+  Stepper stepper_;
+  clock::time_point start_;
+  double length_ = 0, tol_ = 0;
+  std::int64_t steps_ = 0;
+};
+
+void run_lockstep(std::span<Member* const> members, Problem& problem, const RunOptions& options) {
+  if (members.empty()) invalid_argument(kWhere, "no members to run");
+  if (problem.members() != static_cast<std::int64_t>(members.size()))
+    invalid_argument(kWhere, "the problem has ", problem.members(), " members, the batch ",
+                     members.size());
+  for (std::size_t i = 0; i < members.size(); ++i)
+    if (members[i] == nullptr) invalid_argument(kWhere, "member ", i, " is null");
+  LockstepRun(members, problem, options).run();
+}
+
+}  // namespace lockstep::prop

@@ -1,0 +1,281 @@
+#include "lockstep/prop/stepper.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "lockstep/core/error.hpp"
+#include "lockstep/core/parallel.hpp"
+
+namespace lockstep::prop {
+
+namespace {
+constexpr const char* kWhere = "prop.stepper";
+
+std::size_t idx(std::int64_t i) { return static_cast<std::size_t>(i); }
+}  // namespace
+
+Stepper::Stepper(const Tableau& tableau, Problem& problem)
+    : tableau_(tableau),
+      problem_(problem),
+      members_(problem.members()),
+      n_(problem.points()),
+      stages_(tableau.stages()),
+      sigma_(tableau.interaction_node) {
+  if (members_ < 1) invalid_argument(kWhere, "a stepper needs at least one member");
+  if (n_ < 1) invalid_argument(kWhere, "the problem has no points");
+  const int s = stages_;
+  fsal_stage_ = tableau.fsal && tableau.b[idx(s - 1)] == 0;
+  k_needed_.assign(idx(s), tableau.has_dense_output() ? 1 : 0);
+  stage_inputs_.resize(idx(s));
+  for (int i = 1; i < s; ++i) {
+    if (fsal_stage_ && i == s - 1) continue;  // its input is the candidate itself
+    stage_inputs_[idx(i)] = make_consumer(tableau.c[idx(i)], true, tableau.a[idx(i)]);
+  }
+  solution_ = make_consumer(1.0, true, tableau.b);
+  if (tableau.has_error_estimate()) {
+    std::vector<double> e(idx(s));
+    for (int j = 0; j < s; ++j) e[idx(j)] = tableau.b[idx(j)] - tableau.b_hat[idx(j)];
+    error_ = make_consumer(1.0, false, e);
+  }
+  k_exponential_.assign(idx(s), -1);
+  for (int j = 0; j < s; ++j)
+    if (k_needed_[idx(j)] && tableau.c[idx(j)] != sigma_)
+      k_exponential_[idx(j)] = delta_index(sigma_ - tableau.c[idx(j)]);
+  if (sigma_ != 0) frame_exponential_ = delta_index(sigma_);
+
+  const auto rows = idx(members_ * n_);
+  y_.assign(rows, Complex{});
+  candidate_.assign(rows, Complex{});
+  frame_.assign(rows, Complex{});
+  inputs_.assign(rows, Complex{});
+  scratch_.assign(rows, Complex{});
+  n_values_.assign(idx(s) * rows, Complex{});
+  k_values_.assign(idx(s) * rows, Complex{});
+  exponentials_.assign(deltas_.size() * rows, Complex{});
+  cached_h_.assign(idx(members_), std::numeric_limits<double>::quiet_NaN());
+  trial_h_.assign(idx(members_), 0.0);
+  norm_.assign(idx(members_), std::numeric_limits<double>::quiet_NaN());
+  finite_.assign(idx(members_), 0);
+  fsal_ready_.assign(idx(members_), 0);
+  fsal_pending_.assign(idx(members_), 0);
+  control_.assign(idx(members_), ErrorControl{});
+  evaluations_.assign(idx(members_), 0);
+}
+
+int Stepper::delta_index(double delta) {
+  for (std::size_t i = 0; i < deltas_.size(); ++i)
+    if (deltas_[i] == delta) return static_cast<int>(i);
+  deltas_.push_back(delta);
+  return static_cast<int>(deltas_.size() - 1);
+}
+
+Stepper::Consumer Stepper::make_consumer(double node, bool has_y0,
+                                         const std::vector<double>& weights) {
+  Consumer out;
+  if (has_y0) (node == 0 ? out.direct_y0 : out.frame_y0) = true;
+  for (int j = 0; j < stages_; ++j) {
+    const double w = weights[idx(j)];
+    if (w == 0) continue;
+    if (tableau_.c[idx(j)] == node) {
+      out.direct.push_back(Term{j, w});
+    } else {
+      out.frame.push_back(Term{j, w});
+      k_needed_[idx(j)] = 1;
+    }
+  }
+  if ((out.frame_y0 || !out.frame.empty()) && node != sigma_) out.exponential = delta_index(node - sigma_);
+  return out;
+}
+
+void Stepper::load(std::int64_t member, const Complex* spectrum, const ErrorControl& control) {
+  control_[idx(member)] = control;
+  replace(member, spectrum);
+}
+
+void Stepper::replace(std::int64_t member, const Complex* spectrum) {
+  if (member < 0 || member >= members_)
+    invalid_argument(kWhere, "member ", member, " is outside [0, ", members_, ")");
+  std::copy(spectrum, spectrum + n_, row(y_, member));
+  fsal_ready_[idx(member)] = 0;
+  fsal_pending_[idx(member)] = 0;
+}
+
+void Stepper::update_exponentials(std::int64_t member, double h) {
+  if (cached_h_[idx(member)] == h) return;
+  const auto linear = problem_.linear(member);
+  if (static_cast<std::int64_t>(linear.size()) != n_)
+    invalid_argument(kWhere, "member ", member, ": L(ω) has ", linear.size(), " values, expected ",
+                     n_);
+  for (std::size_t d = 0; d < deltas_.size(); ++d) {
+    Complex* e = exponentials_.data() + (member * static_cast<std::int64_t>(deltas_.size()) +
+                                         static_cast<std::int64_t>(d)) * n_;
+    // e^{−x} as the reciprocal of an already computed e^{x}: a division instead of an exp.
+    const auto mirror = std::find(deltas_.begin(), deltas_.begin() + static_cast<long>(d), -deltas_[d]);
+    if (mirror != deltas_.begin() + static_cast<long>(d)) {
+      const Complex* m = exponential(member, static_cast<int>(mirror - deltas_.begin()));
+      for (std::int64_t i = 0; i < n_; ++i) e[i] = std::conj(m[i]) / std::norm(m[i]);
+      continue;
+    }
+    const double x = deltas_[d] * h;
+    for (std::int64_t i = 0; i < n_; ++i) {
+      const Complex l = linear[idx(i)] * x;
+      e[i] = std::exp(l.real()) * Complex(std::cos(l.imag()), std::sin(l.imag()));
+    }
+  }
+  cached_h_[idx(member)] = h;
+}
+
+void Stepper::combine(const Consumer& consumer, std::int64_t member, double h, Complex* out) const {
+  // Gather the rows and the weights (times h) once, then one fused pass over the points.
+  constexpr int kMaxTerms = 16;
+  const Complex* frame_rows[kMaxTerms];
+  const Complex* direct_rows[kMaxTerms];
+  double frame_w[kMaxTerms], direct_w[kMaxTerms];
+  const int nf = static_cast<int>(consumer.frame.size()), nd = static_cast<int>(consumer.direct.size());
+  if (nf > kMaxTerms || nd > kMaxTerms) runtime_failure(kWhere, "a tableau with more than 16 stages");
+  for (int t = 0; t < nf; ++t) {
+    frame_rows[t] = k_row(consumer.frame[idx(t)].stage, member);
+    frame_w[t] = h * consumer.frame[idx(t)].weight;
+  }
+  for (int t = 0; t < nd; ++t) {
+    direct_rows[t] = n_row(consumer.direct[idx(t)].stage, member);
+    direct_w[t] = h * consumer.direct[idx(t)].weight;
+  }
+  const Complex* y = row(y_, member);
+  const Complex* a_i = row(frame_, member);
+  const Complex* e = consumer.exponential >= 0 ? exponential(member, consumer.exponential) : nullptr;
+  const bool has_frame = consumer.frame_y0 || nf > 0;
+  for (std::int64_t i = 0; i < n_; ++i) {
+    Complex acc{};
+    if (has_frame) {
+      if (consumer.frame_y0) acc = a_i[i];
+      for (int t = 0; t < nf; ++t) acc += frame_w[t] * frame_rows[t][i];
+      if (e) acc *= e[i];
+    }
+    if (consumer.direct_y0) acc += y[i];
+    for (int t = 0; t < nd; ++t) acc += direct_w[t] * direct_rows[t][i];
+    out[i] = acc;
+  }
+}
+
+void Stepper::evaluate(int stage, std::int64_t first, std::int64_t count, const Complex* inputs) {
+  problem_.nonlinear(first, count, inputs + first * n_, n_row(stage, first));
+}
+
+void Stepper::trial(std::int64_t first, std::int64_t count, double h) {
+  if (first < 0 || count < 1 || first + count > members_)
+    invalid_argument(kWhere, "members [", first, ", ", first + count, ") outside [0, ", members_, ")");
+  if (!(h > 0) || !std::isfinite(h)) invalid_argument(kWhere, "step length ", h, " m must be > 0");
+  const int s = stages_;
+  auto for_members = [&](auto&& body) {
+    parallel_for(count, [&](std::int64_t t, int) { body(first + t); });
+  };
+  auto make_k = [&](int stage) {
+    if (!k_needed_[idx(stage)] || k_exponential_[idx(stage)] < 0) return;
+    for_members([&](std::int64_t m) {
+      const Complex* e = exponential(m, k_exponential_[idx(stage)]);
+      const Complex* nv = n_row(stage, m);
+      Complex* k = k_values_.data() + (stage * members_ + m) * n_;
+      for (std::int64_t i = 0; i < n_; ++i) k[i] = e[i] * nv[i];
+    });
+  };
+
+  // Exponentials, the FSAL hand-over and A_I = D(σh) Ã_n.
+  for_members([&](std::int64_t m) {
+    update_exponentials(m, h);
+    trial_h_[idx(m)] = h;
+    if (fsal_pending_[idx(m)]) {
+      std::copy(n_row(s - 1, m), n_row(s - 1, m) + n_, n_row(0, m));
+      fsal_pending_[idx(m)] = 0;
+      fsal_ready_[idx(m)] = 1;
+    }
+    evaluations_[idx(m)] = fsal_ready_[idx(m)] ? s - 1 : s;
+    const Complex* y = row(y_, m);
+    Complex* a_i = row(frame_, m);
+    if (frame_exponential_ < 0) {
+      std::copy(y, y + n_, a_i);
+    } else {
+      const Complex* e = exponential(m, frame_exponential_);
+      for (std::int64_t i = 0; i < n_; ++i) a_i[i] = e[i] * y[i];
+    }
+  });
+
+  // Stage 1 at z_n, for the runs of members without an FSAL evaluation.
+  for (std::int64_t m = first; m < first + count;) {
+    if (fsal_ready_[idx(m)]) {
+      ++m;
+      continue;
+    }
+    std::int64_t end = m;
+    while (end < first + count && !fsal_ready_[idx(end)]) ++end;
+    evaluate(0, m, end - m, y_.data());
+    m = end;
+  }
+  make_k(0);
+
+  for (int i = 1; i < s; ++i) {
+    if (fsal_stage_ && i == s - 1) {
+      for_members([&](std::int64_t m) { combine(solution_, m, h, row(candidate_, m)); });
+      evaluate(i, first, count, candidate_.data());
+    } else {
+      for_members([&](std::int64_t m) { combine(stage_inputs_[idx(i)], m, h, row(inputs_, m)); });
+      evaluate(i, first, count, inputs_.data());
+    }
+    make_k(i);
+  }
+  if (!fsal_stage_)
+    for_members([&](std::int64_t m) { combine(solution_, m, h, row(candidate_, m)); });
+
+  for_members([&](std::int64_t m) {
+    const Complex* c = row(candidate_, m);
+    double sum = 0;
+    for (std::int64_t i = 0; i < n_; ++i) sum += std::norm(c[i]);
+    finite_[idx(m)] = std::isfinite(sum) ? 1 : 0;
+    if (tableau_.has_error_estimate()) {
+      Complex* err = row(scratch_, m);
+      combine(error_, m, h, err);
+      norm_[idx(m)] = error_norm(control_[idx(m)], err, row(y_, m), c, n_);
+    } else {
+      norm_[idx(m)] = std::numeric_limits<double>::quiet_NaN();
+    }
+  });
+}
+
+void Stepper::accept(std::int64_t member) {
+  Complex* y = row(y_, member);
+  const Complex* c = row(candidate_, member);
+  std::copy(c, c + n_, y);
+  fsal_ready_[idx(member)] = 0;
+  fsal_pending_[idx(member)] = fsal_stage_ ? 1 : 0;
+}
+
+void Stepper::dense_output(std::int64_t member, double theta, Complex* out) const {
+  if (!tableau_.has_dense_output())
+    invalid_argument(kWhere, tableau_.name, " has no dense output");
+  if (!(theta >= 0 && theta <= 1)) invalid_argument(kWhere, "θ = ", theta, " outside [0, 1]");
+  const double h = trial_h_[idx(member)];
+  const auto w = tableau_.dense_weights(theta);
+  const Complex* a_i = row(frame_, member);
+  std::copy(a_i, a_i + n_, out);
+  for (int j = 0; j < stages_; ++j) {
+    if (w[idx(j)] == 0) continue;
+    const Complex* k = k_row(j, member);
+    const double hw = h * w[idx(j)];
+    for (std::int64_t i = 0; i < n_; ++i) out[i] += hw * k[i];
+  }
+  const auto linear = problem_.linear(member);
+  const double x = (theta - sigma_) * h;
+  for (std::int64_t i = 0; i < n_; ++i) {
+    const Complex l = linear[idx(i)] * x;
+    out[i] *= std::exp(l.real()) * Complex(std::cos(l.imag()), std::sin(l.imag()));
+  }
+}
+
+std::int64_t Stepper::bytes_per_member(const Tableau& tableau, std::int64_t points) {
+  // y, candidate, A_I, stage input, error; N_j and k_j per stage; at most 2s + 1 exponentials.
+  const std::int64_t s = tableau.stages();
+  return (5 + 2 * s + 2 * s + 1) * points * static_cast<std::int64_t>(sizeof(Complex));
+}
+
+}  // namespace lockstep::prop
