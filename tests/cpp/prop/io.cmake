@@ -1,1 +1,9 @@
-# Tests of lockstep_prop_io.
+# Tests of lockstep_prop_io: recipes (units, validation, fuzzing), the configuration hash,
+# scans and ensembles, HDF5 result files (round trip, crash safety, fuzzed reader).
+lockstep_add_test_executable(lockstep_prop_io_tests TIMEOUT 120
+  SOURCES
+    ${CMAKE_CURRENT_LIST_DIR}/test_config_hash.cpp
+  LIBS lockstep_prop_io)
+target_compile_definitions(lockstep_prop_io_tests PRIVATE
+  LOCKSTEP_PROP_TEST_DATA="${PROJECT_SOURCE_DIR}/tests/data/prop"
+  LOCKSTEP_EXAMPLES="${PROJECT_SOURCE_DIR}/examples")

@@ -1,0 +1,29 @@
+// SHA-256 (FIPS 180-4), incremental, for the configuration hash and the result files' seal.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace lockstep::prop::io {
+
+class Sha256 {
+ public:
+  Sha256();
+  void update(std::span<const std::uint8_t> bytes);
+  /// The digest of everything passed to update(); the object must not be updated afterwards.
+  std::array<std::uint8_t, 32> finish();
+  /// finish() as 64 lowercase hexadecimal digits.
+  std::string finish_hex();
+
+ private:
+  void compress(const std::uint8_t* block);
+
+  std::array<std::uint32_t, 8> state_;
+  std::array<std::uint8_t, 64> buffer_{};
+  std::size_t buffered_ = 0;
+  std::uint64_t length_ = 0;  ///< bytes
+};
+
+}  // namespace lockstep::prop::io
