@@ -121,8 +121,9 @@ void draw_text(Image& image, const std::string& text, int x, int y, int scale, C
   const std::u32string codes = decode_utf8(text);
   const int width = text_width(text, scale);
   if (rotated) {
-    // Unrotated (u, v) → screen (x0 + v, y0 − u): the text box is centred on (x, y).
-    const int x0 = x - cap_height(scale) / 2, y0 = y + width / 2;
+    // Unrotated (u, v) → screen (x0 + v, y0 − u): the text box, descenders included, is
+    // centred on (x, y).
+    const int x0 = x - text_height(scale) / 2, y0 = y + width / 2;
     for (std::size_t k = 0; k < codes.size(); ++k) {
       const font::Glyph& g = font::glyph(codes[k]);
       for (int row = 0; row < font::kGlyphHeight; ++row)
@@ -330,17 +331,25 @@ struct Panel {
   int cbar_left = 0;
 };
 
+int figure_title_height(const std::string& title) {
+  return title.empty() ? 0 : text_height(kFigureTitleScale) + kPad + 4;
+}
+
 }  // namespace
 
 struct detail::AxesRenderer {
-  static Panel lay_out(const Axes& a, int cx, int cy, int cw, int ch);
+  // `at_least_left`, `at_most_right`: edges that align the data areas of a column of panels.
+  static Panel lay_out(const Axes& a, int cx, int cy, int cw, int ch, int at_least_left = 0,
+                       int at_most_right = std::numeric_limits<int>::max());
+  static std::vector<Panel> lay_out_panels(const Figure& f);
   static void draw(Image& image, const Axes& a, const Panel& p);
   static void draw_heat_map(Image& image, const Axes::HeatMap& heat, const Panel& p);
   static void draw_colorbar(Image& image, const Axes::HeatMap& heat, const Panel& p);
   static void draw_legend(Image& image, const Axes& a, const Panel& p);
 };
 
-Panel detail::AxesRenderer::lay_out(const Axes& a, int cx, int cy, int cw, int ch) {
+Panel detail::AxesRenderer::lay_out(const Axes& a, int cx, int cy, int cw, int ch, int at_least_left,
+                                    int at_most_right) {
   const bool log_y = a.log_y_;
   const auto& heat = a.heat_map_;
   Panel p;
@@ -380,7 +389,7 @@ Panel detail::AxesRenderer::lay_out(const Axes& a, int cx, int cy, int cw, int c
   // Ticks depend on the data area's size and the margins on the ticks' labels: two passes.
   const int title_h = a.title_.empty() ? 0 : text_height(kTitleScale) + kPad;
   const int xlabel_h = a.xlabel_.empty() ? 0 : text_height(kLabelScale) + kPad;
-  const int ylabel_w = a.ylabel_.empty() ? 0 : cap_height(kLabelScale) + kPad;
+  const int ylabel_w = a.ylabel_.empty() ? 0 : text_height(kLabelScale) + kPad;
   const int top = cy + kPad + 6 + title_h;
   const int bottom = cy + ch - (kPad + xlabel_h + kTickLength + 6 + text_height(kTickScale));
   p.yticks = log_y ? log_ticks(yr.first, yr.second, tick_target(bottom - top, 55))
@@ -396,16 +405,20 @@ Panel detail::AxesRenderer::lay_out(const Axes& a, int cx, int cy, int cw, int c
     }
   }
   if (heat) p.cticks = linear_ticks(p.crange.lo, p.crange.hi, tick_target(bottom - top, 55));
-  const int left = cx + kPad + ylabel_w + max_label_width(p.yticks, kTickScale) + 6 + kTickLength;
+  const int left = std::max(at_least_left, cx + kPad + ylabel_w + max_label_width(p.yticks, kTickScale) + 6 + kTickLength);
   int right = cx + cw - kPad - 14;
   if (heat) {
-    const int clabel_w = heat->style.colorbar_label.empty() ? 0 : cap_height(kLabelScale) + kPad;
+    const int clabel_w = heat->style.colorbar_label.empty() ? 0 : text_height(kLabelScale) + kPad;
     right -= kColorbarGap + kColorbarWidth + kTickLength + 6 + max_label_width(p.cticks, kTickScale) + 8 + clabel_w;
   }
   p.xticks = linear_ticks(xr.first, xr.second, tick_target(right - left, 100));
   // The last x tick's label may spill past the data area by half its width.
   const int spill = max_label_width(p.xticks, kTickScale) / 2;
   if (!heat) right = std::min(right, cx + cw - kPad - spill);
+  if (right > at_most_right) {
+    right = at_most_right;
+    p.xticks = linear_ticks(xr.first, xr.second, tick_target(right - left, 100));
+  }
   if (right - left < 40 || bottom - top < 40)
     invalid_argument(kWhere, "the figure is too small for its panels (a panel's data area would be ",
                      right - left, "×", bottom - top, " px)");
@@ -711,7 +724,7 @@ void detail::AxesRenderer::draw_colorbar(Image& image, const Axes::HeatMap& heat
   }
   if (!heat.style.colorbar_label.empty())
     draw_text(image, heat.style.colorbar_label,
-              x1 + kTickLength + 6 + label_w + 8 + kPad / 2 + cap_height(kLabelScale) / 2, (b.top + b.bottom) / 2,
+              x1 + kTickLength + 6 + label_w + 8 + kPad / 2 + text_height(kLabelScale) / 2, (b.top + b.bottom) / 2,
               kLabelScale, kInk, Align::center, true);
 }
 
@@ -814,7 +827,7 @@ void detail::AxesRenderer::draw(Image& image, const Axes& a, const Panel& p) {
     draw_text(image, a.xlabel_, (b.left + b.right) / 2,
               b.bottom + 1 + kTickLength + 6 + text_height(kTickScale) + kPad - 2, kLabelScale, kInk, Align::center);
   if (!a.ylabel_.empty())
-    draw_text(image, a.ylabel_, b.left - 1 - kTickLength - 6 - ylabels_w - kPad - cap_height(kLabelScale) / 2,
+    draw_text(image, a.ylabel_, b.left - 1 - kTickLength - 6 - ylabels_w - kPad - text_height(kLabelScale) / 2,
               (b.top + b.bottom) / 2, kLabelScale, kInk, Align::center, true);
   if (!a.title_.empty())
     draw_text(image, a.title_, (b.left + b.right) / 2, b.top - kPad - cap_height(kTitleScale), kTitleScale, kInk,
@@ -823,33 +836,38 @@ void detail::AxesRenderer::draw(Image& image, const Axes& a, const Panel& p) {
   draw_legend(image, a, p);
 }
 
-namespace {
-int figure_title_height(const std::string& title) {
-  return title.empty() ? 0 : text_height(kFigureTitleScale) + kPad + 4;
+
+// The panels of a column share their data area's left and right edges (so stacked panels line
+// up over x): each is laid out alone first, then again within the column's common edges.
+std::vector<Panel> detail::AxesRenderer::lay_out_panels(const Figure& f) {
+  const int title_h = figure_title_height(f.title_);
+  const int ch = (f.height_ - title_h) / f.rows_, cw = f.width_ / f.cols_;
+  auto lay_out_at = [&](int r, int c, int left, int right) {
+    return lay_out(f.axes_[static_cast<std::size_t>(r) * f.cols_ + c], c * cw, title_h + r * ch, cw, ch, left, right);
+  };
+  std::vector<Panel> panels(f.axes_.size());
+  for (int c = 0; c < f.cols_; ++c) {
+    int left = 0, right = std::numeric_limits<int>::max();
+    for (int r = 0; r < f.rows_; ++r) {
+      const PanelLayout b = lay_out_at(r, c, left, right).box;
+      left = std::max(left, b.left), right = std::min(right, b.right);
+    }
+    for (int r = 0; r < f.rows_; ++r) panels[static_cast<std::size_t>(r) * f.cols_ + c] = lay_out_at(r, c, left, right);
+  }
+  return panels;
 }
-}  // namespace
 
 PanelLayout Figure::layout(int row, int col) const {
   if (row < 0 || col < 0 || row >= rows_ || col >= cols_)
     invalid_argument(kWhere, "Figure::layout(", row, ", ", col, ") outside the ", rows_, " × ", cols_, " grid");
-  const int title_h = figure_title_height(title_);
-  const int ch = (height_ - title_h) / rows_, cw = width_ / cols_;
-  return detail::AxesRenderer::lay_out(axes_[static_cast<std::size_t>(row) * cols_ + col], col * cw,
-                                       title_h + row * ch, cw, ch)
-      .box;
+  return detail::AxesRenderer::lay_out_panels(*this)[static_cast<std::size_t>(row) * cols_ + col].box;
 }
 
 Image Figure::render() const {
   Image image{width_, height_, std::vector<std::uint8_t>(static_cast<std::size_t>(width_) * height_ * 3, 255)};
-  const int title_h = figure_title_height(title_);
-  const int ch = (height_ - title_h) / rows_, cw = width_ / cols_;
-  for (int r = 0; r < rows_; ++r)
-    for (int c = 0; c < cols_; ++c) {
-      const Axes& a = axes_[static_cast<std::size_t>(r) * cols_ + c];
-      detail::AxesRenderer::draw(image, a, detail::AxesRenderer::lay_out(a, c * cw, title_h + r * ch, cw, ch));
-    }
-  if (!title_.empty())
-    draw_text(image, title_, width_ / 2, kPad + 4, kFigureTitleScale, kInk, Align::center);
+  const std::vector<Panel> panels = detail::AxesRenderer::lay_out_panels(*this);
+  for (std::size_t k = 0; k < axes_.size(); ++k) detail::AxesRenderer::draw(image, axes_[k], panels[k]);
+  if (!title_.empty()) draw_text(image, title_, width_ / 2, kPad + 4, kFigureTitleScale, kInk, Align::center);
   return image;
 }
 

@@ -156,6 +156,7 @@ class Figure {
   void write_png(const std::filesystem::path& path) const;
 
  private:
+  friend struct detail::AxesRenderer;
   int rows_, cols_, width_, height_;
   std::vector<Axes> axes_;
   std::string title_;
