@@ -117,13 +117,13 @@ double read_real(const toml::node& node, Quantity q, std::string_view default_un
     return v;
   }
   std::string number;
-  io::Unit unit;
+  std::string_view unit_text = default_unit;
   if (const auto s = node.as_string()) {
-    const auto [num, unit_text] = io::split_value(s->get());
+    const auto [num, written_unit] = io::split_value(s->get());
     if (num.empty())
       invalid_argument(kWhere, key, ": '", s->get(), "' is not a number with a unit", src.at(node));
     number = std::string(num);
-    unit = io::parse_unit(unit_text.empty() ? default_unit : unit_text, q, order, key);
+    if (!written_unit.empty()) unit_text = written_unit;
   } else {
     if (const auto i = node.as_integer()) {
       number = std::to_string(i->get());
@@ -133,10 +133,9 @@ double read_real(const toml::node& node, Quantity q, std::string_view default_un
     } else {
       invalid_argument(kWhere, key, ": expected a number or a string with a unit, got ", type_name(node), src.at(node));
     }
-    unit = io::parse_unit(default_unit, q, order, key);
   }
   try {
-    return io::scale_decimal(number, unit, key);
+    return io::scale_decimal(number, io::parse_unit(unit_text, q, order, key), key);
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(e.what() + src.at(node));
   }

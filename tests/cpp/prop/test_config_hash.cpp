@@ -125,8 +125,8 @@ TEST(ConfigSerialisation, RoundTripsExactly) {
   std::mt19937_64 rng(testing::fresh_seed());
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   Config c;
-  c.grid.time_window = 10e-12 + 5e-12 * unit(rng);
-  c.grid.center_wavelength = 800e-9 + 100e-9 * unit(rng);
+  c.grid.time_window = 12.5e-12 + 2e-12 * unit(rng);
+  c.grid.center_wavelength = 780e-9 + 70e-9 * unit(rng);
   c.fibre.length = 0.1 + unit(rng);
   for (auto& b : c.fibre.betas) b *= 1 + unit(rng);
   c.fibre.gamma = unit(rng);
