@@ -10,6 +10,8 @@ target_sources(lockstep_prop PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/transform.cpp
   ${CMAKE_CURRENT_LIST_DIR}/physics.cpp
   ${CMAKE_CURRENT_LIST_DIR}/nonlinear.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/pulse.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/measures.cpp
 )
 target_link_libraries(lockstep_prop PRIVATE PkgConfig::FFTW3)
 

@@ -11,6 +11,8 @@
 
 namespace lockstep::prop {
 
+using Complex = std::complex<double>;
+
 /// Plans once (FFTW_ESTIMATE, over internal aligned buffers); the transforms accept any
 /// pointers (copied through the buffers) and may alias (in == out). Not for concurrent use of
 /// one object from several threads; separate objects are independent.
