@@ -7,6 +7,7 @@ add_library(lockstep_prop STATIC
   schedule.cpp
   member.cpp
   runner.cpp
+  physics_problem.cpp
 )
 target_link_libraries(lockstep_prop PUBLIC lockstep_core)
 target_compile_options(lockstep_prop PRIVATE -Wall -Wextra $<$<CXX_COMPILER_ID:GNU>:-Wno-restrict>)

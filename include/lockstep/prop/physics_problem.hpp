@@ -1,0 +1,47 @@
+// The GNLSE of a batch of members as the stepper's Problem: each member's L(ω) and physics
+// from its configuration (physics.hpp), N evaluated for the whole batch by one NonlinearBatch.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "lockstep/prop/config.hpp"
+#include "lockstep/prop/grid.hpp"
+#include "lockstep/prop/nonlinear.hpp"
+#include "lockstep/prop/physics.hpp"
+#include "lockstep/prop/problem.hpp"
+#include "lockstep/prop/transform.hpp"
+
+namespace lockstep::prop {
+
+class PhysicsProblem : public Problem {
+ public:
+  /// The problems of `configs` (one member each), which must share one grid configuration.
+  /// `threads` as NonlinearBatch's (≤ 0: lockstep::num_threads()).
+  explicit PhysicsProblem(std::span<const Config* const> configs, int threads = 0);
+
+  std::int64_t points() const override { return grid_.size(); }
+  std::int64_t members() const override { return static_cast<std::int64_t>(physics_.size()); }
+  std::span<const Complex> linear(std::int64_t member) const override;
+  void nonlinear(std::int64_t first, std::int64_t count, const Complex* in, Complex* out) override;
+  std::int64_t ffts_per_evaluation(std::int64_t member) const override;
+  /// Energy dt/n·Σ|Ã|² (J, Parseval), photon number Σ_k dt/n·|Ã_k|²/(ħω_k) (photons), peak
+  /// power max|A|² (W, one inverse transform), spectral centroid Σω_k|Ã_k|²/Σ|Ã_k|² (rad/s).
+  Measures measure(std::int64_t member, const Complex* spectrum) override;
+  bool apply_windows(std::int64_t member, Complex* spectrum) override;
+
+  const Grid& grid() const { return grid_; }
+  const MemberPhysics& physics(std::int64_t member) const;
+
+ private:
+  Grid grid_;
+  std::vector<MemberPhysics> physics_;
+  std::vector<const MemberPhysics*> pointers_;
+  std::unique_ptr<NonlinearBatch> batch_;
+  SpectralTransform transform_;
+  std::vector<double> omega_absolute_;  // FFT order, rad/s
+  std::vector<Complex> field_;          // scratch for measure()
+};
+
+}  // namespace lockstep::prop
