@@ -270,9 +270,6 @@ struct Extent {
   double lo = std::numeric_limits<double>::infinity(), hi = -std::numeric_limits<double>::infinity();
   bool empty() const { return !(lo <= hi); }
   void add(double v) { lo = std::min(lo, v), hi = std::max(hi, v); }
-  void add(const Extent& e) {
-    if (!e.empty()) add(e.lo), add(e.hi);
-  }
 };
 
 // Cell edges of a heat-map axis from its cell centres: midpoints inside, half a cell outside.
@@ -384,6 +381,8 @@ Panel detail::AxesRenderer::lay_out(const Axes& a, int cx, int cy, int cw, int c
                                                : padded(y_all, 0.0, log_y);
   if (a.xlim_) xr = *a.xlim_;
   if (a.ylim_) yr = *a.ylim_;
+  if (log_y && !(yr.first > 0))
+    invalid_argument(kWhere, "a log y axis needs positive limits, got [", yr.first, ", ", yr.second, "] (set_ylim)");
   p.box.x_min = xr.first, p.box.x_max = xr.second, p.box.y_min = yr.first, p.box.y_max = yr.second;
 
   // Ticks depend on the data area's size and the margins on the ticks' labels: two passes.

@@ -372,6 +372,9 @@ TEST(PlotDraw, EmptyOrInconsistentDataRefused) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("empty"), std::string::npos) << e.what();
   }
+  plot::Figure log_from_zero;
+  log_from_zero.axes().add_line({1, 2}, {1, 2}).set_log_y().set_ylim(0, 10);
+  EXPECT_THROW(log_from_zero.render(), std::invalid_argument);
   // An empty panel is drawn as a frame with default limits.
   EXPECT_NO_THROW(plot::Figure().render());
 }
