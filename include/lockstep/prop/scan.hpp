@@ -17,8 +17,10 @@ struct MemberSpec {
 
 /// The Cartesian product of the scan axes (in the order written, the last axis varying
 /// fastest), each point repeated for every ensemble member (member index fastest). Labels join
-/// "name=value" of every axis (the key's last component, or the whole key where two axes share
-/// it) and "member=i". Without scan and ensemble: one member, the recipe's configuration.
+/// "name=value" of every axis (name: the key's last component; value: as written, without
+/// spaces) and "member=i". Without scan and ensemble: one member, the recipe's configuration,
+/// with an empty label. Every member's configuration is validated (a combination of values
+/// may not fit together): std::invalid_argument "[prop.scan] member '<label>': ...".
 std::vector<MemberSpec> expand_members(const Recipe& recipe);
 
 }  // namespace lockstep::prop

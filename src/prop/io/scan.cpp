@@ -9,24 +9,13 @@ namespace lockstep::prop {
 
 namespace {
 
-/// The label name of each axis: the key's last component, or the whole key when another axis
-/// has the same last component.
-std::vector<std::string> axis_names(const std::vector<ScanAxis>& axes) {
-  const auto last = [](const std::string& key) { return key.substr(key.rfind('.') + 1); };
-  std::vector<std::string> names;
-  for (const auto& axis : axes) {
-    bool shared = false;
-    for (const auto& other : axes) shared = shared || (&other != &axis && last(other.key) == last(axis.key));
-    names.push_back(shared ? axis.key : last(axis.key));
-  }
-  return names;
-}
+/// An axis's name in labels: the key's last component ("pulse.peak_power" → "peak_power").
+std::string axis_name(const std::string& key) { return key.substr(key.rfind('.') + 1); }
 
 }  // namespace
 
 std::vector<MemberSpec> expand_members(const Recipe& recipe) {
   const auto& axes = recipe.scan;
-  const auto names = axis_names(axes);
   std::vector<MemberSpec> points{{"", recipe.config}};
   // Row-major product: for each axis in order, every current point is split into one point
   // per value, so the last axis varies fastest.
@@ -37,7 +26,7 @@ std::vector<MemberSpec> expand_members(const Recipe& recipe) {
       for (std::size_t v = 0; v < axes[a].values.size(); ++v) {
         MemberSpec member = point;
         io::assign_field(member.config, axes[a].key, axes[a].values[v]);
-        member.label += (member.label.empty() ? "" : ",") + names[a] + "=" + axes[a].labels[v];
+        member.label += (member.label.empty() ? "" : ",") + axis_name(axes[a].key) + "=" + axes[a].labels[v];
         next.push_back(std::move(member));
       }
     points = std::move(next);

@@ -1,5 +1,7 @@
 // Validation of a whole Config: every range, shape and the fit of the pulse in the grid.
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <numbers>
 #include <string>
 #include <type_traits>
@@ -89,6 +91,9 @@ void validate_config(const Config& c) {
   const double half_window = g.time_window / 2;
   require(p.peak_power > 0, "pulse.peak_power", "must be > 0, got ", p.peak_power, " W");
   require(p.fwhm > 0, "pulse.fwhm", "must be > 0, got ", p.fwhm, " s");
+  // Seeds are TOML integers in the canonical form, hence below 2^63.
+  require(p.noise_seed <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()), "pulse.noise_seed",
+          "must be < 2^63, got ", p.noise_seed);
   if (p.shape == PulseShape::user) {
     require(p.user_time.size() >= 2, "pulse.user_time", "a user pulse needs at least 2 samples (or pulse.user_file)");
     require(p.user_re.size() == p.user_time.size(), "pulse.user_re", "has ", p.user_re.size(),

@@ -4,6 +4,7 @@ lockstep_add_test_executable(lockstep_prop_io_tests TIMEOUT 120
   SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/test_config_hash.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_recipe.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/test_scan.cpp
   LIBS lockstep_prop_io)
 target_compile_definitions(lockstep_prop_io_tests PRIVATE
   LOCKSTEP_PROP_TEST_DATA="${PROJECT_SOURCE_DIR}/tests/data/prop"
