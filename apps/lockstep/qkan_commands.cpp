@@ -2,7 +2,8 @@
 //   fit    trains a model on a built-in formula or on .npy data; writes the model (safetensors,
 //          qkan's state_dict names) and the loss history (CSV)
 //   eval   a model file and inputs (.npy, (B, I)) -> outputs (.npy, (B, O), the inputs' dtype)
-#include <fstream>
+#include <cmath>
+#include <iomanip>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -11,6 +12,7 @@
 #include "lockstep/core/error.hpp"
 #include "lockstep/core/files.hpp"
 #include "lockstep/core/npy.hpp"
+#include "lockstep/core/parallel.hpp"
 #include "lockstep/core/safetensors.hpp"
 #include "lockstep/qkan/model.hpp"
 #include "lockstep/qkan/train.hpp"
@@ -67,8 +69,13 @@ struct FitArgs {
   bool freeze_extras = false;
   qkan::FitOptions fit;
   std::string loss = "mse";
+  std::string dtype = "f64";
   std::string output = "qkan_fit.safetensors", history = "qkan_fit_history.csv";
+  std::string init;     // start from this model file's weights instead of a fresh initialisation
+  std::string summary;  // JSON with the final losses, evaluations and time
+  int threads = 0;
   ModelFlags flags;
+  CLI::Option *widths_opt = nullptr, *reps_opt = nullptr;
 };
 
 std::vector<std::int64_t> parse_widths(const std::string& text) {
@@ -100,6 +107,7 @@ std::vector<double> load_rows(const std::string& path, std::int64_t& n, std::int
 }
 
 void run_fit(FitArgs a) {
+  if (a.threads > 0) set_num_threads(a.threads);
   const qkan::Loss loss = qkan::parse_loss(a.loss);
   qkan::Dataset d;
   if (!a.train_x.empty() || !a.train_y.empty()) {
@@ -125,9 +133,20 @@ void run_fit(FitArgs a) {
     outputs = static_cast<std::int64_t>(top) + 1;
   }
   const std::vector<std::int64_t> widths = a.widths.empty() ? std::vector<std::int64_t>{d.n_in, outputs} : parse_widths(a.widths);
-  qkan::ModelOptions mo = a.flags.options();
+  qkan::Model model;
+  if (a.init.empty()) {
+    model = qkan::init_model(widths, a.reps, a.flags.options(), a.fit.seed);
+  } else {
+    const safetensors::File file = safetensors::load(a.init);
+    model = qkan::from_safetensors(file, a.flags.options_for(file));
+    if (a.widths_opt->count() && model.widths != widths)
+      invalid_argument("qkan fit", "--widths ", a.widths, " disagrees with the widths of --init ", a.init);
+    if (a.reps_opt->count() && model.reps != a.reps)
+      invalid_argument("qkan fit", "--reps ", a.reps, " disagrees with the ", model.reps, " reps of --init ", a.init);
+  }
+  qkan::ModelOptions& mo = model.options;
   mo.ba_trainable = mo.postact_weight_trainable = mo.postact_bias_trainable = !a.freeze_extras;
-  qkan::Model model = qkan::init_model(widths, a.reps, mo, a.fit.seed);
+  mo.compute = a.dtype == "f32" ? DType::f32 : DType::f64;
   a.fit.loss = loss;
   const qkan::History h = qkan::fit(model, d, a.fit);
   safetensors::save(a.output, qkan::to_safetensors(model, DType::f32));
@@ -137,6 +156,17 @@ void run_fit(FitArgs a) {
   for (std::size_t k = 0; k < h.train_loss.size(); ++k) csv << k + 1 << ',' << h.train_loss[k] << ',' << h.test_loss[k] << '\n';
   const std::string text = csv.str();
   write_file_atomically(a.history, std::span(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()), "qkan fit");
+  if (!a.summary.empty()) {
+    std::ostringstream js;
+    js.precision(17);
+    auto number = [&](double v) { return std::isfinite(v) ? (std::ostringstream() << std::setprecision(17) << v).str() : "null"; };
+    js << "{\"steps\": " << h.train_loss.size() << ", \"train_loss\": " << number(h.train_loss.empty() ? NAN : h.train_loss.back())
+       << ", \"test_loss\": " << number(h.test_loss.empty() ? NAN : h.test_loss.back()) << ", \"evaluations\": " << h.evaluations
+       << ", \"seconds\": " << number(h.seconds) << ", \"dtype\": \"" << a.dtype << "\", \"threads\": " << num_threads()
+       << "}\n";
+    const std::string text = js.str();
+    write_file_atomically(a.summary, std::span(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()), "qkan fit");
+  }
   std::cout << "qkan fit: train loss " << (h.train_loss.empty() ? NAN : h.train_loss.back()) << ", test loss "
             << (h.test_loss.empty() ? NAN : h.test_loss.back()) << ", " << h.evaluations << " loss+gradient evaluations in "
             << h.seconds << " s -> " << a.output << ", " << a.history << "\n";
@@ -178,17 +208,24 @@ void add_qkan_commands(CLI::App& app) {
   fit->add_option("--train-y", fa->train_y, "Training targets (.npy, (n, O), or class indices for cross_entropy)")->check(CLI::ExistingFile);
   fit->add_option("--test-x", fa->test_x, "Test inputs (.npy)")->check(CLI::ExistingFile);
   fit->add_option("--test-y", fa->test_y, "Test targets (.npy)")->check(CLI::ExistingFile);
-  fit->add_option("--widths", fa->widths, "Layer widths, e.g. 1,5,1 (default: inputs, outputs)");
-  fit->add_option("--reps", fa->reps, "Circuit repetitions")->check(CLI::Range(1, 64))->capture_default_str();
+  fa->widths_opt = fit->add_option("--widths", fa->widths, "Layer widths, e.g. 1,5,1 (default: inputs, outputs)");
+  fa->reps_opt = fit->add_option("--reps", fa->reps, "Circuit repetitions")->check(CLI::Range(1, 64))->capture_default_str();
+  fit->add_option("--init", fa->init, "Start from this model file's weights (safetensors) instead of a seeded initialisation")
+      ->check(CLI::ExistingFile);
   fit->add_flag("--freeze-extras", fa->freeze_extras, "Train θ (and w, c) only: base weight, postact weights and bias stay fixed");
   fit->add_option("--optimizer", fa->fit.optimizer, "lbfgs or adam")->check(CLI::IsMember({"lbfgs", "adam"}))->capture_default_str();
   fit->add_option("--steps", fa->fit.steps, "Optimizer steps")->check(CLI::Range(0, 100000000))->capture_default_str();
   fit->add_option("--lr", fa->fit.lr, "Learning rate")->check(CLI::PositiveNumber)->capture_default_str();
   fit->add_option("--batch", fa->fit.batch, "Rows per step (-1: all)")->capture_default_str();
   fit->add_option("--loss", fa->loss, "mse or cross_entropy")->check(CLI::IsMember({"mse", "cross_entropy"}))->capture_default_str();
+  fit->add_option("--dtype", fa->dtype, "Compute precision: f64, or f32 (qkan.QKAN's default)")
+      ->check(CLI::IsMember({"f32", "f64"}))
+      ->capture_default_str();
   fit->add_option("--seed", fa->fit.seed, "Seed of the data, the initialisation and the batches")->capture_default_str();
   fit->add_option("--output", fa->output, "Model file to write (safetensors)")->capture_default_str();
   fit->add_option("--history", fa->history, "Loss history to write (CSV: step, train, test)")->capture_default_str();
+  fit->add_option("--summary", fa->summary, "Also write the final losses, evaluations and time as JSON to this file");
+  fit->add_option("--threads", fa->threads, "CPU threads (default: OMP_NUM_THREADS, else every core)")->check(CLI::PositiveNumber);
   fit->add_flag("--quiet", [fa](std::int64_t) { fa->fit.progress = false; }, "No progress line");
   fa->flags.preacts_trainable = true;  // the quick start's configuration; --no-preacts-trainable turns it off
   fa->flags.add_to(*fit);

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
+#include <type_traits>
 
 #include "lockstep/core/error.hpp"
+#include "lockstep/core/parallel.hpp"
 
 namespace lockstep::qkan {
 
@@ -45,41 +48,105 @@ const char* to_string(Activation a) {
   invalid_argument(kWhere, "unknown activation value");
 }
 
-double activate(Activation a, double x) {
+namespace {
+
+/// The activation of x and, when kSlope, its derivative into `slope`, from one exponential
+/// where the activation needs one.
+template <bool kSlope> double activate_impl(Activation a, double x, double& slope) {
   switch (a) {
-    case Activation::silu: return x / (1 + std::exp(-x));
-    case Activation::gelu: return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
-    case Activation::relu: return x > 0 ? x : 0;
-    case Activation::tanh: return std::tanh(x);
-    case Activation::sigmoid: return 1 / (1 + std::exp(-x));
+    case Activation::silu: {
+      const double s = 1 / (1 + std::exp(-x));
+      if constexpr (kSlope) slope = s * (1 + x * (1 - s));
+      return x * s;
+    }
+    case Activation::gelu: {
+      const double cdf = 0.5 * (1 + std::erf(x * M_SQRT1_2));
+      if constexpr (kSlope) slope = cdf + x * std::exp(-0.5 * x * x) * (0.5 * M_2_SQRTPI * M_SQRT1_2);
+      return x * cdf;
+    }
+    case Activation::relu:
+      if constexpr (kSlope) slope = x > 0 ? 1 : 0;
+      return x > 0 ? x : 0;
+    case Activation::tanh: {
+      const double t = std::tanh(x);
+      if constexpr (kSlope) slope = 1 - t * t;
+      return t;
+    }
+    case Activation::sigmoid: {
+      const double s = 1 / (1 + std::exp(-x));
+      if constexpr (kSlope) slope = s * (1 - s);
+      return s;
+    }
   }
   invalid_argument(kWhere, "unknown activation value");
 }
+
+}  // namespace
+
+double activate(Activation a, double x) {
+  double unused = 0;
+  return activate_impl<false>(a, x, unused);
+}
+
+/// What the evaluations keep between calls (see Workspace): buffers in the compute precision T.
+template <class T> struct Buffers {
+  /// Per-layer tables shared by every chunk of a call, in T.
+  struct Tables {
+    std::vector<T> theta, w, c;  ///< the circuit parameters
+    std::vector<T> W;            ///< pw·mask, the contraction weight (O, I)
+    std::vector<T> base_w;       ///< bw·mask (O, I)
+    std::vector<T> bias;         ///< Σ_i pb·pw·mask (O)
+  };
+  /// One chunk's rows through the model: per layer its base activation (and slope) and its
+  /// output; the backward's buffers and the chunk's share of the gradient.
+  struct Chunk {
+    std::vector<std::vector<T>> base, slope, out;
+    std::vector<T> gy, gx, gtheta, gw, gc, gW;
+    std::vector<LayerParams> grad;
+  };
+  std::vector<Tables> tables;
+  std::vector<Chunk> chunks;
+  std::vector<T> x;  ///< the batch in T (float32 only; float64 reads the caller's x)
+};
+
+struct Workspace::State {
+  Buffers<float> f32;
+  Buffers<double> f64;
+  std::vector<double> row_loss;
+  // The batch whose first-layer base activation (and float32 copy) the chunks hold; valid
+  // while all of these match.
+  std::vector<double> cached_x;
+  Activation cached_activation = Activation::silu;
+  DType cached_dtype = DType::f64;
+  std::int64_t cached_width = 0;
+  std::size_t cached_chunks = 0;
+  bool cache_valid = false;
+
+  template <class T> Buffers<T>& buffers() {
+    if constexpr (std::is_same_v<T, float>) return f32;
+    else return f64;
+  }
+};
+
+Workspace::Workspace() : state_(std::make_unique<State>()) {}
+Workspace::~Workspace() = default;
+Workspace::Workspace(Workspace&&) noexcept = default;
+Workspace& Workspace::operator=(Workspace&&) noexcept = default;
 
 namespace {
 
-double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
+/// Circuits per chunk at least: about a millisecond of work. A thread's share must be long
+/// next to waking it, and next to waiting for it when the machine's cores are busy elsewhere
+/// (a 2-core machine under load took 100× longer per call when the quick start's 1000 circuits
+/// were split over two threads).
+constexpr std::int64_t kMinChunkCircuits = std::int64_t{1} << 16;
 
-/// d activate / dx.
-double activate_slope(Activation a, double x) {
-  switch (a) {
-    case Activation::silu: {
-      const double s = sigmoid(x);
-      return s * (1 + x * (1 - s));
-    }
-    case Activation::gelu: return 0.5 * (1 + std::erf(x / std::sqrt(2.0))) + x * std::exp(-0.5 * x * x) / std::sqrt(2 * M_PI);
-    case Activation::relu: return x > 0 ? 1 : 0;
-    case Activation::tanh: {
-      const double t = std::tanh(x);
-      return 1 - t * t;
-    }
-    case Activation::sigmoid: {
-      const double s = sigmoid(x);
-      return s * (1 - s);
-    }
-  }
-  invalid_argument(kWhere, "unknown activation value");
+std::int64_t chunk_count(const Model& m, std::int64_t B) {
+  std::int64_t edges = 0;
+  for (const LayerParams& L : m.layers) edges += L.in * L.out;
+  return std::clamp<std::int64_t>(std::min(B, B * edges / kMinChunkCircuits), 1, num_threads());
 }
+std::int64_t chunk_begin(std::int64_t c, std::int64_t chunks, std::int64_t B) { return B * c / chunks; }
 
 Options solver_options(const Model& m) {
   Options opt;
@@ -90,131 +157,289 @@ Options solver_options(const Model& m) {
   return opt;
 }
 
-std::vector<double> effective_weight(const LayerParams& L) {  // W = pw·mask
-  std::vector<double> W(L.mask.size());
-  for (std::size_t k = 0; k < W.size(); ++k) W[k] = L.postact_weights[k] * L.mask[k];
-  return W;
-}
-
-struct LayerViews {
-  ConstTensor theta, w, c;
-};
-LayerViews views(const Model& m, const LayerParams& L) {
-  const std::int64_t R = theta_rows(m.options.ansatz, m.reps), K = theta_cols(m.options.ansatz);
-  return {const_view(L.theta.data(), {L.out, L.in, R, K}), const_view(L.preacts_weight.data(), {L.out, L.in, m.reps}),
-          const_view(L.preacts_bias.data(), {L.out, L.in, m.reps})};
-}
-
-std::vector<double> layer_forward(const Model& m, const LayerParams& L, const std::vector<double>& in, std::int64_t B) {
-  const std::int64_t I = L.in, O = L.out;
-  const std::vector<double> W = effective_weight(L);
-  const LayerViews v = views(m, L);
-  std::vector<double> y(B * O);
-  contract_forward(solver_options(m), const_view(in.data(), {B, I}), v.theta, v.w, v.c, const_view(W.data(), {O, I}),
-                   mut_view(y.data(), {B, O}));
-  std::vector<double> bias(O, 0.0), base(I);  // Σ_i pb·pw·mask, then the base branch
-  for (std::int64_t o = 0; o < O; ++o)
-    for (std::int64_t i = 0; i < I; ++i) bias[o] += L.postact_bias[o * I + i] * W[o * I + i];
-  for (std::int64_t b = 0; b < B; ++b) {
-    for (std::int64_t i = 0; i < I; ++i) base[i] = activate(m.options.base_activation, in[b * I + i]);
-    for (std::int64_t o = 0; o < O; ++o) {
-      double s = bias[o];
-      for (std::int64_t i = 0; i < I; ++i) s += base[i] * L.base_weight[o * I + i] * L.mask[o * I + i];
-      y[b * O + o] += s;
-    }
-  }
-  return y;
-}
-
-/// Backward of one layer given gy = dL/dy (B, O): its parameter gradients into g (zeros for
-/// what does not train) and, when gx is given, dL/d(its input).
-void layer_backward(const Model& m, const LayerParams& L, const std::vector<double>& in, std::int64_t B,
-                    const std::vector<double>& gy, LayerParams& g, std::vector<double>* gx) {
-  const std::int64_t I = L.in, O = L.out;
-  const ModelOptions& mo = m.options;
-  const bool encoding = encoding_active(mo.ansatz, mo.preacts_trainable);
-  const std::vector<double> W = effective_weight(L);
-  const LayerViews v = views(m, L);
-  g.in = I, g.out = O;
-  g.theta.assign(L.theta.size(), 0.0);
-  g.preacts_weight.assign(L.preacts_weight.size(), 0.0);
-  g.preacts_bias.assign(L.preacts_bias.size(), 0.0);
-  for (auto* t : {&g.base_weight, &g.postact_weights, &g.postact_bias, &g.mask}) t->assign(O * I, 0.0);
-  std::vector<double> gW(O * I, 0.0);
-  if (gx) gx->assign(B * I, 0.0);
-  Grads grads;
-  const std::int64_t R = theta_rows(mo.ansatz, m.reps), K = theta_cols(mo.ansatz);
-  grads.theta = mut_view(g.theta.data(), {O, I, R, K});
-  if (encoding) {
-    grads.w = mut_view(g.preacts_weight.data(), {O, I, m.reps});
-    grads.c = mut_view(g.preacts_bias.data(), {O, I, m.reps});
-  }
-  if (mo.postact_weight_trainable) grads.W = mut_view(gW.data(), {O, I});
-  if (gx) grads.x = mut_view(gx->data(), {B, I});
-  contract_backward(solver_options(m), const_view(in.data(), {B, I}), v.theta, v.w, v.c, const_view(W.data(), {O, I}),
-                    const_view(gy.data(), {B, O}), grads);
-  std::vector<double> colsum(O, 0.0);  // Σ_b gy[b, o]: the pb term's gradient
-  for (std::int64_t b = 0; b < B; ++b)
-    for (std::int64_t o = 0; o < O; ++o) colsum[o] += gy[b * O + o];
-  for (std::int64_t o = 0; o < O; ++o)
-    for (std::int64_t i = 0; i < I; ++i) {
-      const std::int64_t k = o * I + i;
-      if (mo.postact_weight_trainable) g.postact_weights[k] = (gW[k] + colsum[o] * L.postact_bias[k]) * L.mask[k];
-      if (mo.postact_bias_trainable) g.postact_bias[k] = colsum[o] * W[k];
-    }
-  for (std::int64_t b = 0; b < B; ++b)
-    for (std::int64_t i = 0; i < I; ++i) {
-      const double xv = in[b * I + i];
-      if (mo.ba_trainable) {
-        const double a = activate(mo.base_activation, xv);
-        for (std::int64_t o = 0; o < O; ++o) g.base_weight[o * I + i] += gy[b * O + o] * a * L.mask[o * I + i];
-      }
-      if (gx) {
-        double s = 0;
-        for (std::int64_t o = 0; o < O; ++o) s += gy[b * O + o] * L.base_weight[o * I + i] * L.mask[o * I + i];
-        (*gx)[b * I + i] += s * activate_slope(mo.base_activation, xv);
-      }
-    }
-}
-
 void check_batch(const Model& m, std::span<const double> x, std::int64_t B) {
   if (m.widths.size() < 2 || m.layers.size() + 1 != m.widths.size())
     invalid_argument(kWhere, "the model has ", m.layers.size(), " layers for ", m.widths.size(), " widths");
   if (B < 0 || static_cast<std::int64_t>(x.size()) != B * m.widths[0])
     invalid_argument(kWhere, "x has ", x.size(), " values, expected B·", m.widths[0], " = ", B * m.widths[0]);
+  if (m.options.compute != DType::f32 && m.options.compute != DType::f64)
+    invalid_argument(kWhere, "unknown compute precision");
 }
 
-/// The loss of outputs y (B, O) and, when gy is given, dL/dy.
-double loss_of(std::span<const double> y, std::span<const double> t, std::int64_t B, std::int64_t O, Loss kind,
-               std::vector<double>* gy) {
-  if (gy) gy->assign(y.size(), 0.0);
-  double total = 0;
-  if (kind == Loss::mse) {
-    if (static_cast<std::int64_t>(t.size()) != B * O)
-      invalid_argument(kWhere, "mse targets have ", t.size(), " values, expected B·O = ", B * O);
-    const double n = double(B * O);
-    for (std::size_t k = 0; k < y.size(); ++k) {
-      const double d = y[k] - t[k];
-      total += d * d;
-      if (gy) (*gy)[k] = 2 * d / n;
+void check_targets(const Model& m, std::span<const double> t, std::int64_t B, Loss kind) {
+  const std::int64_t O = m.widths.back();
+  if (kind == Loss::mse && static_cast<std::int64_t>(t.size()) != B * O)
+    invalid_argument(kWhere, "mse targets have ", t.size(), " values, expected B·O = ", B * O);
+  if (kind == Loss::cross_entropy && static_cast<std::int64_t>(t.size()) != B)
+    invalid_argument(kWhere, "cross-entropy targets have ", t.size(), " values, expected B = ", B);
+}
+
+template <class T> void convert(const std::vector<double>& from, std::vector<T>& to) { to.assign(from.begin(), from.end()); }
+
+/// Sets up the workspace for a call on B rows of x: the layer tables, the chunks, and whether
+/// the chunks' first-layer base activation (and T copy of x) is still that of x. Returns that
+/// last answer; when it is no, the cache stays invalid until the call's chunks have all run
+/// (cache_filled).
+template <class T> bool prepare(const Model& m, std::span<const double> x, std::int64_t B, Workspace::State& ws) {
+  Buffers<T>& buf = ws.buffers<T>();
+  buf.tables.resize(m.layers.size());
+  for (std::size_t k = 0; k < m.layers.size(); ++k) {
+    const LayerParams& L = m.layers[k];
+    typename Buffers<T>::Tables& t = buf.tables[k];
+    const std::int64_t I = L.in, O = L.out;
+    convert(L.theta, t.theta), convert(L.preacts_weight, t.w), convert(L.preacts_bias, t.c);
+    t.W.resize(O * I), t.base_w.resize(O * I), t.bias.resize(O);
+    std::vector<double> bias(O, 0.0);
+    for (std::int64_t e = 0; e < O * I; ++e) {
+      const double W = L.postact_weights[e] * L.mask[e];
+      t.W[e] = static_cast<T>(W);
+      t.base_w[e] = static_cast<T>(L.base_weight[e] * L.mask[e]);
+      bias[e / I] += L.postact_bias[e] * W;
     }
-    return total / n;
+    convert(bias, t.bias);
   }
-  if (static_cast<std::int64_t>(t.size()) != B) invalid_argument(kWhere, "cross-entropy targets have ", t.size(), " values, expected B = ", B);
-  for (std::int64_t b = 0; b < B; ++b) {
-    const double c = t[b];
-    if (!(c >= 0 && c < double(O) && c == std::floor(c)))
-      invalid_argument(kWhere, "cross-entropy target ", c, " of row ", b, " is not a class index in [0, ", O, ")");
-    const double* row = y.data() + b * O;
-    const double mx = *std::max_element(row, row + O);
-    double z = 0;
-    for (std::int64_t o = 0; o < O; ++o) z += std::exp(row[o] - mx);
-    total += mx + std::log(z) - row[static_cast<std::int64_t>(c)];
-    if (gy)
+  const std::size_t chunks = static_cast<std::size_t>(chunk_count(m, B));
+  const bool reuse = ws.cache_valid && ws.cached_chunks == chunks && ws.cached_activation == m.options.base_activation &&
+                     ws.cached_dtype == dtype_of<T>() && ws.cached_width == m.widths.front() &&
+                     ws.cached_x.size() == x.size() &&
+                     std::equal(x.begin(), x.end(), ws.cached_x.begin(), [](double a, double b) {  // bitwise, NaN too
+                       return std::memcmp(&a, &b, sizeof a) == 0;
+                     });
+  buf.chunks.resize(chunks);
+  for (auto& ch : buf.chunks) ch.base.resize(m.layers.size()), ch.slope.resize(m.layers.size()), ch.out.resize(m.layers.size());
+  if (!reuse) {
+    ws.cache_valid = false;
+    ws.cached_x.assign(x.begin(), x.end());
+    ws.cached_chunks = chunks;
+    ws.cached_activation = m.options.base_activation;
+    ws.cached_dtype = dtype_of<T>();
+    ws.cached_width = m.widths.front();
+    if constexpr (std::is_same_v<T, float>) convert(ws.cached_x, buf.x);
+  }
+  ws.row_loss.resize(B);
+  return reuse;
+}
+
+/// Every chunk has computed the first-layer base activation of the batch prepare() recorded.
+void cache_filled(Workspace::State& ws) { ws.cache_valid = true; }
+
+/// The batch's rows from r0 in T: the caller's x for float64, the workspace's copy for float32.
+template <class T> const T* batch_rows(const Workspace::State& ws, std::span<const double> x, std::int64_t r0, std::int64_t I) {
+  if constexpr (std::is_same_v<T, float>) return ws.f32.x.data() + r0 * I;
+  else return x.data() + r0 * I;
+}
+
+/// Runs `rows` rows (starting at x0) through every layer into ch.out, keeping each layer's
+/// base activation, and its slope when `slopes` (the backward needs them past layer 0).
+/// Activations are computed in double and rounded to T.
+template <class T>
+void chunk_forward(const Model& m, const Buffers<T>& buf, typename Buffers<T>::Chunk& ch, const T* x0, std::int64_t rows,
+                   bool base0_valid, bool slopes) {
+  const Options opt = solver_options(m);
+  const Activation act = m.options.base_activation;
+  const std::int64_t R = theta_rows(m.options.ansatz, m.reps), K = theta_cols(m.options.ansatz);
+  const T* in = x0;
+  for (std::size_t k = 0; k < m.layers.size(); ++k) {
+    const typename Buffers<T>::Tables& t = buf.tables[k];
+    const std::int64_t I = m.layers[k].in, O = m.layers[k].out, n = rows * I;
+    std::vector<T>& base = ch.base[k];
+    if (k > 0 && slopes) {
+      std::vector<T>& slope = ch.slope[k];
+      base.resize(n), slope.resize(n);
+      for (std::int64_t e = 0; e < n; ++e) {
+        double s = 0;
+        base[e] = static_cast<T>(activate_impl<true>(act, in[e], s));
+        slope[e] = static_cast<T>(s);
+      }
+    } else if (k > 0 || !base0_valid) {
+      base.resize(n);
+      double unused = 0;
+      for (std::int64_t e = 0; e < n; ++e) base[e] = static_cast<T>(activate_impl<false>(act, in[e], unused));
+    }
+    std::vector<T>& y = ch.out[k];
+    y.resize(rows * O);
+    contract_forward(opt, const_view(in, {rows, I}), const_view(t.theta.data(), {O, I, R, K}),
+                     const_view(t.w.data(), {O, I, m.reps}), const_view(t.c.data(), {O, I, m.reps}),
+                     const_view(t.W.data(), {O, I}), mut_view(y.data(), {rows, O}));
+    for (std::int64_t b = 0; b < rows; ++b)
+      for (std::int64_t o = 0; o < O; ++o) {
+        T s = t.bias[o];
+        for (std::int64_t i = 0; i < I; ++i) s += base[b * I + i] * t.base_w[o * I + i];
+        y[b * O + o] += s;
+      }
+    in = y.data();
+  }
+}
+
+/// One row's loss term (mse: Σ_o (y − t)²; cross-entropy: −log softmax(y)[t]) in double and,
+/// when gy is given, its gradient divided by `n` (the loss is the terms' sum over n).
+template <class T>
+double row_loss(const T* y, const double* t, std::int64_t O, Loss kind, double n, T* gy, std::int64_t row) {
+  if (kind == Loss::mse) {
+    double s = 0;
+    for (std::int64_t o = 0; o < O; ++o) {
+      const double d = double(y[o]) - t[o];
+      s += d * d;
+      if (gy) gy[o] = static_cast<T>(2 * d / n);
+    }
+    return s;
+  }
+  const double c = t[0];
+  if (!(c >= 0 && c < double(O) && c == std::floor(c)))
+    invalid_argument(kWhere, "cross-entropy target ", c, " of row ", row, " is not a class index in [0, ", O, ")");
+  const std::int64_t target = static_cast<std::int64_t>(c);
+  const double mx = *std::max_element(y, y + O);
+  double z = 0;
+  for (std::int64_t o = 0; o < O; ++o) z += std::exp(double(y[o]) - mx);
+  if (gy)
+    for (std::int64_t o = 0; o < O; ++o) gy[o] = static_cast<T>((std::exp(double(y[o]) - mx) / z - (o == target ? 1 : 0)) / n);
+  return mx + std::log(z) - double(y[target]);
+}
+
+double loss_normaliser(const Model& m, std::int64_t B, Loss kind) {
+  return kind == Loss::mse ? double(B * m.widths.back()) : double(B);
+}
+
+double sum_in_row_order(const std::vector<double>& terms, double n) {
+  double s = 0;
+  for (double v : terms) s += v;
+  return s / n;
+}
+
+/// The backward of one chunk given ch.gy = dL/d(model output) for its rows: every layer's
+/// parameter gradients into ch.grad in double (zeros for what does not train).
+template <class T>
+void chunk_backward(const Model& m, const Buffers<T>& buf, typename Buffers<T>::Chunk& ch, const T* x0, std::int64_t rows) {
+  const ModelOptions& mo = m.options;
+  const Options opt = solver_options(m);
+  const bool encoding = encoding_active(mo.ansatz, mo.preacts_trainable);
+  const std::int64_t R = theta_rows(mo.ansatz, m.reps), K = theta_cols(mo.ansatz);
+  ch.grad.resize(m.layers.size());
+  for (std::size_t k = m.layers.size(); k-- > 0;) {
+    const LayerParams& L = m.layers[k];
+    const typename Buffers<T>::Tables& t = buf.tables[k];
+    LayerParams& g = ch.grad[k];
+    const std::int64_t I = L.in, O = L.out;
+    const T* in = k == 0 ? x0 : ch.out[k - 1].data();
+    const std::vector<T>& gy = ch.gy;
+    g.in = I, g.out = O;
+    g.preacts_weight.assign(L.preacts_weight.size(), 0.0);
+    g.preacts_bias.assign(L.preacts_bias.size(), 0.0);
+    for (auto* v : {&g.base_weight, &g.postact_weights, &g.postact_bias, &g.mask}) v->assign(O * I, 0.0);
+    Grads grads;
+    ch.gtheta.resize(L.theta.size());
+    grads.theta = mut_view(ch.gtheta.data(), {O, I, R, K});
+    if (encoding) {
+      ch.gw.resize(L.preacts_weight.size()), ch.gc.resize(L.preacts_bias.size());
+      grads.w = mut_view(ch.gw.data(), {O, I, m.reps});
+      grads.c = mut_view(ch.gc.data(), {O, I, m.reps});
+    }
+    if (mo.postact_weight_trainable) {
+      ch.gW.resize(O * I);
+      grads.W = mut_view(ch.gW.data(), {O, I});
+    }
+    if (k > 0) {
+      ch.gx.resize(rows * I);
+      grads.x = mut_view(ch.gx.data(), {rows, I});
+    }
+    contract_backward(opt, const_view(in, {rows, I}), const_view(t.theta.data(), {O, I, R, K}),
+                      const_view(t.w.data(), {O, I, m.reps}), const_view(t.c.data(), {O, I, m.reps}),
+                      const_view(t.W.data(), {O, I}), const_view(gy.data(), {rows, O}), grads);
+    g.theta.assign(ch.gtheta.begin(), ch.gtheta.end());
+    if (encoding) {
+      g.preacts_weight.assign(ch.gw.begin(), ch.gw.end());
+      g.preacts_bias.assign(ch.gc.begin(), ch.gc.end());
+    }
+    // The layer sum: y += Σ_i (pb·W + base·bw·mask), so dL/dpw = (∂W + Σ_b gy·pb)·mask, dL/dpb
+    // = Σ_b gy·W, dL/dbw = Σ_b gy·base·mask, and the base branch adds gy·bw·mask·base' to dL/dx.
+    if (mo.postact_weight_trainable || mo.postact_bias_trainable) {
+      std::vector<double> colsum(O, 0.0);
+      for (std::int64_t b = 0; b < rows; ++b)
+        for (std::int64_t o = 0; o < O; ++o) colsum[o] += gy[b * O + o];
+      for (std::int64_t e = 0; e < O * I; ++e) {
+        const double cs = colsum[e / I];
+        if (mo.postact_weight_trainable) g.postact_weights[e] = (ch.gW[e] + cs * L.postact_bias[e]) * L.mask[e];
+        if (mo.postact_bias_trainable) g.postact_bias[e] = cs * L.postact_weights[e] * L.mask[e];
+      }
+    }
+    const std::vector<T>& base = ch.base[k];
+    if (mo.ba_trainable)
       for (std::int64_t o = 0; o < O; ++o)
-        (*gy)[b * O + o] = (std::exp(row[o] - mx) / z - (o == static_cast<std::int64_t>(c) ? 1 : 0)) / double(B);
+        for (std::int64_t i = 0; i < I; ++i) {
+          double s = 0;
+          for (std::int64_t b = 0; b < rows; ++b) s += double(gy[b * O + o]) * base[b * I + i];
+          g.base_weight[o * I + i] = s * L.mask[o * I + i];
+        }
+    if (k > 0) {
+      const std::vector<T>& slope = ch.slope[k];
+      for (std::int64_t b = 0; b < rows; ++b)
+        for (std::int64_t i = 0; i < I; ++i) {
+          T s = 0;
+          for (std::int64_t o = 0; o < O; ++o) s += gy[b * O + o] * t.base_w[o * I + i];
+          ch.gx[b * I + i] += s * slope[b * I + i];
+        }
+      ch.gy.swap(ch.gx);
+    }
   }
-  return total / double(B);
+}
+
+/// grad = Σ over chunks of their gradients, in chunk order.
+template <class T> void sum_chunk_gradients(const Buffers<T>& buf, std::vector<LayerParams>& grad) {
+  grad = buf.chunks[0].grad;
+  auto add = [](std::vector<double>& a, const std::vector<double>& b) {
+    for (std::size_t e = 0; e < a.size(); ++e) a[e] += b[e];
+  };
+  for (std::size_t c = 1; c < buf.chunks.size(); ++c)
+    for (std::size_t k = 0; k < grad.size(); ++k) {
+      const LayerParams& from = buf.chunks[c].grad[k];
+      LayerParams& to = grad[k];
+      add(to.theta, from.theta), add(to.preacts_weight, from.preacts_weight), add(to.preacts_bias, from.preacts_bias);
+      add(to.base_weight, from.base_weight), add(to.postact_weights, from.postact_weights);
+      add(to.postact_bias, from.postact_bias);
+    }
+}
+
+template <class T>
+std::vector<double> forward_in(const Model& m, std::span<const double> x, std::int64_t B, Workspace::State& ws) {
+  const bool base0_valid = prepare<T>(m, x, B, ws);
+  Buffers<T>& buf = ws.buffers<T>();
+  const std::int64_t chunks = static_cast<std::int64_t>(buf.chunks.size()), I = m.widths.front(), O = m.widths.back();
+  std::vector<double> y(B * O);
+  parallel_for(chunks, [&](std::int64_t c, int) {
+    const std::int64_t r0 = chunk_begin(c, chunks, B), rows = chunk_begin(c + 1, chunks, B) - r0;
+    typename Buffers<T>::Chunk& ch = buf.chunks[c];
+    chunk_forward<T>(m, buf, ch, batch_rows<T>(ws, x, r0, I), rows, base0_valid, false);
+    std::copy(ch.out.back().begin(), ch.out.back().end(), y.begin() + r0 * O);
+  });
+  cache_filled(ws);
+  return y;
+}
+
+template <class T>
+double loss_and_gradient_in(const Model& m, std::span<const double> x, std::span<const double> targets, std::int64_t B,
+                            Loss kind, std::vector<LayerParams>& grad, Workspace::State& ws) {
+  const bool base0_valid = prepare<T>(m, x, B, ws);
+  Buffers<T>& buf = ws.buffers<T>();
+  const std::int64_t chunks = static_cast<std::int64_t>(buf.chunks.size()), I = m.widths.front(), O = m.widths.back();
+  const std::int64_t tcols = kind == Loss::mse ? O : 1;
+  const double n = loss_normaliser(m, B, kind);
+  // Rows are independent up to the parameter gradients' sums over the batch, so each chunk runs
+  // forward, loss and backward on its own rows; the chunks' gradients are summed afterwards.
+  parallel_for(chunks, [&](std::int64_t c, int) {
+    const std::int64_t r0 = chunk_begin(c, chunks, B), rows = chunk_begin(c + 1, chunks, B) - r0;
+    typename Buffers<T>::Chunk& ch = buf.chunks[c];
+    const T* x0 = batch_rows<T>(ws, x, r0, I);
+    chunk_forward<T>(m, buf, ch, x0, rows, base0_valid, true);
+    ch.gy.resize(rows * O);
+    const std::vector<T>& y = ch.out.back();
+    for (std::int64_t b = 0; b < rows; ++b)
+      ws.row_loss[r0 + b] =
+          row_loss<T>(y.data() + b * O, targets.data() + (r0 + b) * tcols, O, kind, n, ch.gy.data() + b * O, r0 + b);
+    chunk_backward<T>(m, buf, ch, x0, rows);
+  });
+  cache_filled(ws);
+  sum_chunk_gradients(buf, grad);
+  return sum_in_row_order(ws.row_loss, n);
 }
 
 }  // namespace
@@ -225,31 +450,36 @@ Loss parse_loss(std::string_view name) {
   invalid_argument(kWhere, "unknown loss '", name, "'; supported: mse, cross_entropy");
 }
 
-std::vector<double> forward(const Model& m, std::span<const double> x, std::int64_t B) {
+std::vector<double> forward(const Model& m, std::span<const double> x, std::int64_t B, Workspace* workspace) {
   check_batch(m, x, B);
-  std::vector<double> in(x.begin(), x.end());
-  for (const LayerParams& L : m.layers) in = layer_forward(m, L, in, B);
-  return in;
+  Workspace temporary;
+  Workspace::State& ws = (workspace ? *workspace : temporary).state();
+  return m.options.compute == DType::f32 ? forward_in<float>(m, x, B, ws) : forward_in<double>(m, x, B, ws);
 }
 
-double loss(const Model& m, std::span<const double> x, std::span<const double> targets, std::int64_t B, Loss kind) {
-  return loss_of(forward(m, x, B), targets, B, m.widths.back(), kind, nullptr);
+double loss(const Model& m, std::span<const double> x, std::span<const double> targets, std::int64_t B, Loss kind,
+            Workspace* workspace) {
+  check_batch(m, x, B);
+  check_targets(m, targets, B, kind);
+  Workspace temporary;
+  Workspace& ws = workspace ? *workspace : temporary;
+  const std::vector<double> y = forward(m, x, B, &ws);
+  const std::int64_t O = m.widths.back(), tcols = kind == Loss::mse ? O : 1;
+  std::vector<double>& terms = ws.state().row_loss;
+  for (std::int64_t b = 0; b < B; ++b)
+    terms[b] = row_loss<double>(y.data() + b * O, targets.data() + b * tcols, O, kind, 1, nullptr, b);
+  return sum_in_row_order(terms, loss_normaliser(m, B, kind));
 }
 
 double loss_and_gradient(const Model& m, std::span<const double> x, std::span<const double> targets, std::int64_t B,
-                         Loss kind, std::vector<LayerParams>& grad) {
+                         Loss kind, std::vector<LayerParams>& grad, Workspace* workspace) {
   check_batch(m, x, B);
-  std::vector<std::vector<double>> inputs{std::vector<double>(x.begin(), x.end())};
-  for (const LayerParams& L : m.layers) inputs.push_back(layer_forward(m, L, inputs.back(), B));
-  std::vector<double> gy;
-  const double value = loss_of(inputs.back(), targets, B, m.widths.back(), kind, &gy);
-  grad.resize(m.layers.size());
-  for (std::size_t k = m.layers.size(); k-- > 0;) {
-    std::vector<double> gx;
-    layer_backward(m, m.layers[k], inputs[k], B, gy, grad[k], k > 0 ? &gx : nullptr);
-    gy = std::move(gx);
-  }
-  return value;
+  check_targets(m, targets, B, kind);
+  if (B == 0) invalid_argument(kWhere, "the loss of an empty batch is undefined");
+  Workspace temporary;
+  Workspace::State& ws = (workspace ? *workspace : temporary).state();
+  return m.options.compute == DType::f32 ? loss_and_gradient_in<float>(m, x, targets, B, kind, grad, ws)
+                                         : loss_and_gradient_in<double>(m, x, targets, B, kind, grad, ws);
 }
 
 Model from_safetensors(const safetensors::File& f, const ModelOptions& options) {

@@ -149,6 +149,7 @@ History fit(Model& m, const Dataset& d, const FitOptions& o) {
   std::mt19937_64 rng(o.seed);
   std::vector<double> bx, by;
   std::vector<LayerParams> grad;
+  Workspace batch_ws, train_ws, test_ws;  // one per batch the loop evaluates again and again
   auto take_batch = [&](std::int64_t start) {  // rows order[start .. start + batch)
     bx.resize(batch * d.n_in), by.resize(batch * tcols);
     for (std::int64_t r = 0; r < batch; ++r) {
@@ -160,14 +161,16 @@ History fit(Model& m, const Dataset& d, const FitOptions& o) {
   Objective objective = [&](std::span<const double> p, std::span<double> g) {
     set_trainable_values(m, p);
     ++h.evaluations;
-    const double v = loss_and_gradient(m, bx, by, batch, o.loss, grad);
+    const double v = loss_and_gradient(m, bx, by, batch, o.loss, grad, &batch_ws);
     const std::vector<double> flat = trainable_gradient(m, grad);
     std::copy(flat.begin(), flat.end(), g.begin());
     return v;
   };
   Adam adam(params.size(), AdamOptions{.lr = o.lr});
-  Lbfgs lbfgs(params.size(), LbfgsOptions{.lr = o.lr, .max_iter = o.lbfgs_max_iter, .history = o.lbfgs_history,
-                                          .tolerance_grad = 0, .tolerance_change = 0});
+  LbfgsOptions lo;
+  lo.lr = o.lr, lo.max_iter = o.lbfgs_max_iter, lo.history = o.lbfgs_history;
+  lo.tolerance_grad = lo.tolerance_change = o.lbfgs_tolerance;
+  Lbfgs lbfgs(params.size(), lo);
   Progress bar("fit", o.steps, "steps", o.progress);
   std::int64_t cursor = 0;
   std::vector<double> g(params.size());
@@ -175,15 +178,19 @@ History fit(Model& m, const Dataset& d, const FitOptions& o) {
     if (batch < d.n_train && cursor % d.n_train == 0) std::shuffle(order.begin(), order.end(), rng);
     take_batch(cursor);
     cursor += batch;
+    double train_loss = NAN;
     if (o.optimizer == "adam") {
       if (!std::isfinite(objective(params, g))) runtime_failure(kWhere, "the loss became non-finite at step ", step);
       adam.step(params, g);
     } else {
-      lbfgs.step(params, objective);
+      train_loss = lbfgs.step(params, objective);
     }
     set_trainable_values(m, params);
-    h.train_loss.push_back(loss(m, d.train_x, d.train_y, d.n_train, o.loss));
-    h.test_loss.push_back(d.n_test ? loss(m, d.test_x, d.test_y, d.n_test, o.loss) : NAN);
+    // On the whole training set, L-BFGS's last value is the training loss at params, bit for
+    // bit as loss() computes it (the same rows in the same order); otherwise evaluate it.
+    if (o.optimizer == "adam" || batch < d.n_train) train_loss = loss(m, d.train_x, d.train_y, d.n_train, o.loss, &train_ws);
+    h.train_loss.push_back(train_loss);
+    h.test_loss.push_back(d.n_test ? loss(m, d.test_x, d.test_y, d.n_test, o.loss, &test_ws) : NAN);
     if (!std::isfinite(h.train_loss.back())) runtime_failure(kWhere, "the loss became non-finite at step ", step);
     char detail[96];
     std::snprintf(detail, sizeof detail, "train %.3e  test %.3e", h.train_loss.back(), h.test_loss.back());

@@ -1,12 +1,13 @@
 // QKAN models and their files: a model survives to_safetensors -> bytes -> from_safetensors
 // exactly (float64) and its forward is unchanged; inconsistent files are refused naming the
-// tensor. (The forward against qkan.QKAN itself: tests/python/test_cli_qkan.py.)
+// tensor; workspaces, row chunks on threads and float32 evaluation keep the results. (The forward against qkan.QKAN itself: tests/python/test_cli_qkan.py.)
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
 #include <string>
 
+#include "lockstep/core/parallel.hpp"
 #include "lockstep/qkan/model.hpp"
 
 namespace lockstep::qkan {
@@ -196,6 +197,98 @@ TEST(QkanModel, FrozenParametersGetZeroGradients) {
     EXPECT_GT(norm, 0.0);
   }
   EXPECT_THROW(loss_and_gradient(m, x, std::vector<double>{0.5, 1.0}, 2, Loss::cross_entropy, g), std::invalid_argument);
+}
+
+/// Random inputs in [-1.5, 1.5] and mse targets for a model.
+void random_batch(const Model& m, std::int64_t B, std::uint64_t seed, std::vector<double>& x, std::vector<double>& t) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1.5, 1.5);
+  x.resize(B * m.widths.front()), t.resize(B * m.widths.back());
+  for (auto& v : x) v = u(rng);
+  for (auto& v : t) v = u(rng);
+}
+
+double max_rel_diff(const std::vector<LayerParams>& a, const std::vector<LayerParams>& b) {
+  double worst = 0;
+  for (std::size_t l = 0; l < a.size(); ++l)
+    for (auto field : {&LayerParams::theta, &LayerParams::preacts_weight, &LayerParams::preacts_bias,
+                       &LayerParams::base_weight, &LayerParams::postact_weights, &LayerParams::postact_bias}) {
+      const std::vector<double>&u = a[l].*field, &v = b[l].*field;
+      EXPECT_EQ(u.size(), v.size());
+      double scale = 0;
+      for (double e : v) scale = std::max(scale, std::abs(e));
+      for (std::size_t k = 0; k < u.size(); ++k) worst = std::max(worst, std::abs(u[k] - v[k]) / std::max(scale, 1e-30));
+    }
+  return worst;
+}
+
+Model all_trainable(Model m) {
+  m.options.preacts_trainable = m.options.ba_trainable = true;
+  m.options.postact_weight_trainable = m.options.postact_bias_trainable = true;
+  return m;
+}
+
+/// A workspace keeps buffers and the first layer's base activation between calls; reused with
+/// other batches, batches changed in place and other models, it must give exactly what a fresh
+/// evaluation gives.
+TEST(QkanModel, AReusedWorkspaceGivesFreshResults) {
+  const Model a = all_trainable(random_model({3, 4, 2}, 2, 41)), b = all_trainable(random_model({3, 2}, 2, 42));
+  std::vector<double> x1, t1, x2, t2;
+  random_batch(a, 9, 1, x1, t1);
+  random_batch(a, 5, 2, x2, t2);
+  Workspace ws;
+  std::vector<LayerParams> g, fresh;
+  for (int round = 0; round < 2; ++round) {
+    for (auto* batch : {&x1, &x2, &x1}) {
+      const std::vector<double>& t = batch == &x1 ? t1 : t2;
+      const std::int64_t B = static_cast<std::int64_t>(batch->size()) / 3;
+      EXPECT_EQ(loss_and_gradient(a, *batch, t, B, Loss::mse, g, &ws), loss_and_gradient(a, *batch, t, B, Loss::mse, fresh));
+      EXPECT_EQ(max_rel_diff(g, fresh), 0.0);
+      EXPECT_EQ(loss(a, *batch, t, B, Loss::mse, &ws), loss(a, *batch, t, B, Loss::mse));
+      EXPECT_EQ(forward(b, *batch, B, &ws), forward(b, *batch, B));
+    }
+    x1[4] += 0.25;  // the same buffer with one value changed
+  }
+}
+
+/// Large batches run in row chunks on several threads: every row's output is the same for any
+/// split, and the gradient (chunk sums added in order) agrees to rounding.
+TEST(QkanModel, RowChunksOnThreadsKeepTheResults) {
+  const Model m = all_trainable(random_model({8, 16, 4}, 2, 43));
+  std::vector<double> x, t;
+  random_batch(m, 1500, 3, x, t);  // 1500·(128 + 64) circuits: several chunks of 2^16
+  const int before = num_threads();
+  set_num_threads(1);
+  std::vector<LayerParams> g1, g3;
+  const std::vector<double> y1 = forward(m, x, 1500);
+  const double l1 = loss_and_gradient(m, x, t, 1500, Loss::mse, g1);
+  set_num_threads(3);
+  const std::vector<double> y3 = forward(m, x, 1500);
+  const double l3 = loss_and_gradient(m, x, t, 1500, Loss::mse, g3);
+  set_num_threads(before);
+  EXPECT_EQ(y1, y3);
+  EXPECT_EQ(l1, l3);
+  // Sums of 1500 terms in two orders: a few ulp of the largest partial sums, relative 1e-12.
+  EXPECT_LT(max_rel_diff(g3, g1), 1e-12);
+}
+
+/// Float32 evaluation (qkan.QKAN's precision) against float64: outputs to float32's rounding
+/// through two layers, gradients to a relative 1e-4 of their largest entry (sums over B = 64
+/// rows of float32 terms, each ~1e-7 relative).
+TEST(QkanModel, Float32EvaluationTracksFloat64) {
+  Model m = all_trainable(random_model({3, 5, 2}, 3, 44));
+  std::vector<double> x, t;
+  random_batch(m, 64, 4, x, t);
+  std::vector<LayerParams> g64, g32;
+  const std::vector<double> y64 = forward(m, x, 64);
+  const double l64 = loss_and_gradient(m, x, t, 64, Loss::mse, g64);
+  m.options.compute = DType::f32;
+  const std::vector<double> y32 = forward(m, x, 64);
+  const double l32 = loss_and_gradient(m, x, t, 64, Loss::mse, g32);
+  for (std::size_t k = 0; k < y64.size(); ++k) EXPECT_NEAR(y32[k], y64[k], 2e-5 * (1 + std::abs(y64[k])));
+  EXPECT_NEAR(l32, l64, 1e-5 * l64);
+  EXPECT_LT(max_rel_diff(g32, g64), 1e-4);
+  EXPECT_GT(max_rel_diff(g32, g64), 0.0);  // it did compute in float32
 }
 
 TEST(QkanModel, ActivationsMatchTheirDefinitions) {

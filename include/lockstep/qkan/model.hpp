@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -46,6 +47,10 @@ struct ModelOptions {
   bool ba_trainable = false;              ///< base_weight
   bool postact_weight_trainable = false;  ///< postact_weights
   bool postact_bias_trainable = false;    ///< postact_bias
+  /// Precision of the evaluation (circuits, layer sums, activations stored): f64, or f32 as
+  /// qkan.QKAN computes by default. Parameters, losses and gradients' sums over chunks stay
+  /// double. Not stored in model files.
+  DType compute = DType::f64;
 };
 
 struct Model {
@@ -55,9 +60,31 @@ struct Model {
   std::vector<LayerParams> layers;
 };
 
+/// Memory that repeated evaluations of one model reuse: buffers per batch chunk, and the first
+/// layer's base activation of the last batch seen, kept while that batch's values stay the same.
+/// Training evaluates one small batch thousands of times, where allocating those buffers and
+/// recomputing that activation would cost as much as the circuits do. A workspace serves one
+/// call at a time; it may be reused with other batches and models (it notices).
+class Workspace {
+ public:
+  Workspace();
+  ~Workspace();
+  Workspace(Workspace&&) noexcept;
+  Workspace& operator=(Workspace&&) noexcept;
+
+  struct State;  ///< defined in model.cpp
+  State& state() { return *state_; }
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
 /// y = model(x) for x (B, widths[0]) row-major; returns (B, widths.back()). Runs on the CPU in
-/// float64 (the fused kernels).
-std::vector<double> forward(const Model& model, std::span<const double> x, std::int64_t B);
+/// options.compute's precision (the fused kernels). Large batches are split into row chunks
+/// (of at least 2^16 circuits) run on num_threads() threads; a row's result does not depend on
+/// the split. `workspace`: memory to reuse, nullptr for a temporary one.
+std::vector<double> forward(const Model& model, std::span<const double> x, std::int64_t B,
+                            Workspace* workspace = nullptr);
 
 /// The training losses, as torch's: mse is the mean of (y − target)² over all B·O values;
 /// cross_entropy the mean over rows of −log softmax(y)[target], targets class indices in [0, O).
@@ -65,14 +92,17 @@ enum class Loss { mse, cross_entropy };
 Loss parse_loss(std::string_view name);
 
 /// The loss of the model on a batch: x (B, widths[0]); targets (B, O) for mse, (B) class
-/// indices (integral values) for cross_entropy.
-double loss(const Model& model, std::span<const double> x, std::span<const double> targets, std::int64_t B, Loss kind);
+/// indices (integral values) for cross_entropy. The per-row terms are summed in row order.
+double loss(const Model& model, std::span<const double> x, std::span<const double> targets, std::int64_t B, Loss kind,
+            Workspace* workspace = nullptr);
 
 /// The loss and its gradient with respect to every trainable parameter, written into `grad`
 /// (resized to the model's layers; a parameter that does not train gets zeros): the solver's
-/// state-free backward plus the layer sum's and the base branch's.
+/// state-free backward plus the layer sum's and the base branch's. The loss is bit for bit
+/// loss()'s; the gradient sums the row chunks' in chunk order, so it reproduces bit for bit for
+/// one thread count.
 double loss_and_gradient(const Model& model, std::span<const double> x, std::span<const double> targets,
-                         std::int64_t B, Loss kind, std::vector<LayerParams>& grad);
+                         std::int64_t B, Loss kind, std::vector<LayerParams>& grad, Workspace* workspace = nullptr);
 
 /// The model in a safetensors file of qkan's state_dict ("layers.{k}.theta", ...). Widths and
 /// reps come from the shapes; every layer must have all seven tensors in natural shapes and

@@ -48,6 +48,9 @@ struct FitOptions {
   std::int64_t batch = -1;          ///< rows per step, -1 for the whole training set
   int lbfgs_history = 10;
   int lbfgs_max_iter = 20;
+  /// L-BFGS's tolerance_grad and tolerance_change. The quick start's 1e-32: a step stops early
+  /// only once the loss or the gradient stops changing at all.
+  double lbfgs_tolerance = 1e-32;
   Loss loss = Loss::mse;
   std::uint64_t seed = 0;           ///< shuffles the mini-batches
   bool progress = true;             ///< a progress line on stderr
