@@ -264,7 +264,11 @@ constexpr int kTickScale = 2, kLabelScale = 2, kTitleScale = 2, kFigureTitleScal
 constexpr int kTickLength = 6, kPad = 10;
 constexpr int kColorbarGap = 18, kColorbarWidth = 22;
 
-bool usable_y(double y, bool log_y) { return std::isfinite(y) && (!log_y || y > 0); }
+// Data beyond ±1e300 are left out like non-finite ones: spans and paddings of such values
+// would overflow.
+constexpr double kLargest = 1e300;
+bool plottable(double v) { return std::abs(v) <= kLargest; }  // false for NaN and ±inf
+bool usable_y(double y, bool log_y) { return plottable(y) && (!log_y || y > 0); }
 
 struct Extent {
   double lo = std::numeric_limits<double>::infinity(), hi = -std::numeric_limits<double>::infinity();
@@ -284,7 +288,8 @@ std::pair<double, double> padded(Extent e, double fraction, bool log) {
     double lo = std::log10(e.lo), hi = std::log10(e.hi);
     if (hi - lo < 1e-12) lo -= 0.5, hi += 0.5;
     const double pad = (hi - lo) * fraction;
-    return {std::pow(10.0, lo - pad), std::pow(10.0, hi + pad)};
+    // Kept within 1e±300, where powers of ten neither underflow nor overflow.
+    return {std::pow(10.0, std::max(lo - pad, -300.0)), std::pow(10.0, std::min(hi + pad, 300.0))};
   }
   double lo = e.lo, hi = e.hi;
   if (hi - lo <= 1e-12 * std::max(std::abs(lo), std::abs(hi))) {
@@ -302,11 +307,16 @@ struct ColorRange {
 ColorRange color_range(const HeatMapStyle& style, const std::vector<double>& values) {
   Extent e;
   for (double v : values)
-    if (std::isfinite(v)) e.add(v);
+    if (plottable(v)) e.add(v);
   ColorRange r{e.empty() ? 0.0 : e.lo, e.empty() ? 1.0 : e.hi};
   if (style.min) r.lo = *style.min;
   if (style.max) r.hi = *style.max;
-  if (!(r.hi > r.lo)) r.hi = r.lo + 1;
+  if (!(r.hi > r.lo)) {  // one value (or a one-sided style range beyond the data): widen it
+    Extent one;
+    one.add(r.lo);
+    const auto [lo, hi] = padded(one, 0.0, false);
+    r = {lo, hi};
+  }
   return r;
 }
 
@@ -355,7 +365,7 @@ Panel detail::AxesRenderer::lay_out(const Axes& a, int cx, int cy, int cw, int c
   Extent ex, ey_series, ex_scatter;
   for (const Axes::Series& s : a.series_)
     for (std::size_t i = 0; i < s.x.size(); ++i)
-      if (std::isfinite(s.x[i]) && usable_y(s.y[i], log_y)) {
+      if (plottable(s.x[i]) && usable_y(s.y[i], log_y)) {
         (s.is_line ? ex : ex_scatter).add(s.x[i]);
         ey_series.add(s.y[i]);
       }
@@ -490,6 +500,9 @@ std::string format_tick(double value, double step) {
 Ticks linear_ticks(double lo, double hi, int target) {
   if (!std::isfinite(lo) || !std::isfinite(hi) || !(lo < hi) || target < 2)
     invalid_argument(kWhere, "linear_ticks: need finite lo < hi and target >= 2, got [", lo, ", ", hi, "], ", target);
+  // Multiples of a step must be told apart in double precision.
+  if (!std::isfinite(hi - lo) || hi - lo <= 1e-12 * std::max(std::abs(lo), std::abs(hi)))
+    invalid_argument(kWhere, "linear_ticks: the range [", lo, ", ", hi, "] is too wide or too narrow to label");
   // The smallest step of 1, 2 or 5 × 10^k at least (hi − lo)/target (at most `target`
   // intervals), made smaller while it would leave fewer than three ticks.
   const double raw = (hi - lo) / target;
@@ -570,7 +583,8 @@ void check_xy(const char* what, const std::vector<double>& x, const std::vector<
 void check_ascending(const char* name, const std::vector<double>& c) {
   if (c.empty()) invalid_argument(kWhere, "add_heat_map: no data (", name, " is empty)");
   for (std::size_t i = 0; i < c.size(); ++i) {
-    if (!std::isfinite(c[i])) invalid_argument(kWhere, "add_heat_map: ", name, "[", i, "] is not finite");
+    if (!plottable(c[i]))
+      invalid_argument(kWhere, "add_heat_map: ", name, "[", i, "] = ", c[i], " is not finite (or beyond ±1e300)");
     if (i > 0 && !(c[i] > c[i - 1]))
       invalid_argument(kWhere, "add_heat_map: ", name, " must be strictly ascending (", name, "[", i, "] = ", c[i],
                        " after ", c[i - 1], ")");
@@ -602,7 +616,7 @@ Axes& Axes::add_heat_map(std::vector<double> x, std::vector<double> y, std::vect
   if (values.size() != x.size() * y.size())
     invalid_argument(kWhere, "add_heat_map: values has ", values.size(), " entries, expected y.size() × x.size() = ",
                      y.size(), " × ", x.size());
-  if ((style.min && !std::isfinite(*style.min)) || (style.max && !std::isfinite(*style.max)) ||
+  if ((style.min && !plottable(*style.min)) || (style.max && !plottable(*style.max)) ||
       (style.min && style.max && !(*style.min < *style.max)))
     invalid_argument(kWhere, "add_heat_map: the colour range must be finite with min < max");
   heat_map_ = HeatMap{std::move(x), std::move(y), std::move(values), std::move(style)};
@@ -615,15 +629,15 @@ Axes& Axes::set_ylabel(std::string label) { return ylabel_ = std::move(label), *
 Axes& Axes::set_log_y(bool on) { return log_y_ = on, *this; }
 
 Axes& Axes::set_xlim(double lo, double hi) {
-  if (!std::isfinite(lo) || !std::isfinite(hi) || !(lo < hi))
-    invalid_argument(kWhere, "set_xlim: need finite lo < hi, got [", lo, ", ", hi, "]");
+  if (!plottable(lo) || !plottable(hi) || !(lo < hi))
+    invalid_argument(kWhere, "set_xlim: need finite lo < hi (within ±1e300), got [", lo, ", ", hi, "]");
   xlim_ = {lo, hi};
   return *this;
 }
 
 Axes& Axes::set_ylim(double lo, double hi) {
-  if (!std::isfinite(lo) || !std::isfinite(hi) || !(lo < hi))
-    invalid_argument(kWhere, "set_ylim: need finite lo < hi, got [", lo, ", ", hi, "]");
+  if (!plottable(lo) || !plottable(hi) || !(lo < hi))
+    invalid_argument(kWhere, "set_ylim: need finite lo < hi (within ±1e300), got [", lo, ", ", hi, "]");
   ylim_ = {lo, hi};
   return *this;
 }
@@ -696,7 +710,7 @@ void detail::AxesRenderer::draw_heat_map(Image& image, const Axes::HeatMap& heat
       for (std::size_t r = r0; r < r1; ++r)
         for (std::size_t c = c0; c < c1; ++c) {
           const double v = heat.values[r * nx + c];
-          if (std::isfinite(v)) sum += v, ++count;
+          if (plottable(v)) sum += v, ++count;
         }
       if (count == 0) continue;
       const double t = (sum / count - p.crange.lo) / (p.crange.hi - p.crange.lo);
@@ -747,7 +761,7 @@ void detail::AxesRenderer::draw_legend(Image& image, const Axes& a, const Panel&
   std::array<long, 4> hits{};
   for (const Axes::Series& s : a.series_)
     for (std::size_t i = 0; i < s.x.size(); ++i) {
-      if (!std::isfinite(s.x[i]) || !usable_y(s.y[i], b.log_y)) continue;
+      if (!plottable(s.x[i]) || !usable_y(s.y[i], b.log_y)) continue;
       const double px = b.pixel_x(s.x[i]), py = b.pixel_y(s.y[i]);
       for (std::size_t c = 0; c < corners.size(); ++c)
         hits[c] += px >= corners[c].first && px < corners[c].first + w && py >= corners[c].second &&
@@ -785,7 +799,7 @@ void detail::AxesRenderer::draw(Image& image, const Axes& a, const Panel& p) {
     Coverage cov(b.left, b.top, b.right, b.bottom);
     std::vector<std::pair<double, double>> pts(s.x.size());
     for (std::size_t i = 0; i < s.x.size(); ++i) {
-      const bool ok = std::isfinite(s.x[i]) && usable_y(s.y[i], b.log_y);
+      const bool ok = plottable(s.x[i]) && usable_y(s.y[i], b.log_y);
       pts[i] = ok ? std::pair{b.pixel_x(s.x[i]), b.pixel_y(s.y[i])}
                   : std::pair{std::numeric_limits<double>::quiet_NaN(), 0.0};
     }

@@ -138,6 +138,8 @@ TEST(PlotTicks, BadRangesRefused) {
   EXPECT_THROW(plot::linear_ticks(2, 1), std::invalid_argument);
   EXPECT_THROW(plot::linear_ticks(kNaN, 1), std::invalid_argument);
   EXPECT_THROW(plot::linear_ticks(0, kInf), std::invalid_argument);
+  EXPECT_THROW(plot::linear_ticks(1, 1 + 1e-15), std::invalid_argument);    // too narrow to label
+  EXPECT_THROW(plot::linear_ticks(-1e308, 1e308), std::invalid_argument);  // span overflows
   EXPECT_THROW(plot::log_ticks(0, 1), std::invalid_argument);
   EXPECT_THROW(plot::log_ticks(-1, 1), std::invalid_argument);
 }
@@ -331,6 +333,30 @@ TEST(PlotDraw, NonFiniteDataAreSkipped) {
   const plot::PanelLayout heat = figure.layout(1, 1);
   EXPECT_TRUE(is_white(image.at(static_cast<int>(heat.pixel_x(1)), static_cast<int>(heat.pixel_y(1)))));
   EXPECT_FALSE(is_white(image.at(static_cast<int>(heat.pixel_x(2)), static_cast<int>(heat.pixel_y(1)))));
+}
+
+TEST(PlotDraw, RandomHostileDataNeverBreakRendering) {
+  // Mixtures of ordinary, huge, tiny, negative, zero and non-finite values in every kind of
+  // series, on linear and log axes: rendering either succeeds or (never here) throws
+  // std::invalid_argument; it must not crash or hang.
+  std::mt19937_64 rng(99);
+  const std::vector<double> specials{kNaN, kInf, -kInf, 0.0, -0.0, 1e308, -1e308, 1e-308, 5e-324, 1e300, -1e300};
+  auto draw = [&](std::size_t n) {
+    std::vector<double> v(n);
+    std::uniform_real_distribution<double> u(-3, 3);
+    for (double& e : v) e = rng() % 3 == 0 ? specials[rng() % specials.size()] : u(rng) * std::pow(10.0, u(rng) * 4);
+    return v;
+  };
+  for (int trial = 0; trial < 40; ++trial) {
+    plot::Figure figure(1, 2, 700, 400);
+    const std::size_t n = 1 + rng() % 50;
+    figure.axes(0, 0).add_line(draw(n), draw(n)).add_scatter(draw(n), draw(n)).set_log_y(trial % 2 == 0);
+    std::vector<double> x(1 + rng() % 6), y(1 + rng() % 6);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i) * std::pow(10.0, static_cast<double>(trial % 7) - 3);
+    for (std::size_t j = 0; j < y.size(); ++j) y[j] = static_cast<double>(j);
+    figure.axes(0, 1).add_heat_map(x, y, draw(x.size() * y.size()));
+    EXPECT_NO_THROW(figure.render()) << "trial " << trial;
+  }
 }
 
 TEST(PlotDraw, TitleAndLegendPutInk) {

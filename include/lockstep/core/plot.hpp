@@ -8,7 +8,8 @@
 //   figure.axes(0, 1).add_line(step, loss).set_log_y().set_ylabel("loss");
 //   figure.write_png("fit.png");
 //
-// Non-finite points are skipped (a line breaks there), as are non-positive values on a log axis.
+// Non-finite points (and magnitudes above 1e300) are skipped (a line breaks there), as are
+// non-positive values on a log axis.
 #pragma once
 
 #include <cstddef>
@@ -49,7 +50,7 @@ struct Ticks {
 /// Ticks inside [lo, hi] at the multiples of the smallest step of 1, 2 or 5 × 10^k that makes
 /// at most `target` intervals over [lo, hi] (so at most target + 1 ticks), or of the largest
 /// such step that gives three ticks if that one gives fewer. std::invalid_argument unless
-/// lo < hi, both finite, target >= 2.
+/// lo < hi, both finite, hi − lo finite and above 1e-12·max(|lo|, |hi|), target >= 2.
 Ticks linear_ticks(double lo, double hi, int target = 6);
 
 /// Ticks for a log axis over [lo, hi], 0 < lo < hi: the decades 10^k inside (every m-th when
