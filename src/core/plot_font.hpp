@@ -1,8 +1,8 @@
 // The bitmap font of the figures: 5×9 glyphs (a cap height of 7 rows and 2 descender rows) for
-// printable ASCII and the few other characters that axis labels of lockstep need (λ µ ω π β γ
-// Δ ² ° × − ·). Each glyph is written as rows of '#' (ink) and '.' (paper) separated by '|'; glyphs
-// without descenders give only their 7 upper rows. Text is drawn at an integer scale (2× for
-// tick labels), so each font pixel becomes a crisp square.
+// printable ASCII and the few other characters that axis labels of lockstep need
+// (λ µ ω π β γ φ Δ ² ° × − · →). Each glyph is written as rows of '#' (ink) and '.' (paper)
+// separated by '|'; glyphs without descenders give only their 7 upper rows. Text is drawn at an
+// integer scale (2× for tick labels), so each font pixel becomes a crisp square.
 #pragma once
 
 #include <cstddef>
@@ -124,6 +124,8 @@ inline constexpr Glyph kGlyphs[] = {
   {U'π', ".....|.....|#####|.#.#.|.#.#.|.#.#.|.#..#"},
   {U'β', ".##..|#..#.|#..#.|###..|#..#.|#...#|###.#|#....|#...."},
   {U'γ', ".....|.....|#...#|#...#|.#.#.|.#.#.|..#..|..#..|..#.."},
+  {U'φ', "..#..|..#..|.###.|#.#.#|#.#.#|#.#.#|.###.|..#..|..#.."},
+  {U'→', ".....|..#..|...#.|#####|...#.|..#..|....."},
   {U'Δ', "..#..|..#..|.#.#.|.#.#.|#...#|#...#|#####"},
   {U'²', ".##..|...#.|..#..|.#...|.###.|.....|....."},
   {U'°', ".##..|#..#.|.##..|.....|.....|.....|....."},

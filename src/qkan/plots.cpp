@@ -84,4 +84,50 @@ plot::Figure fit_figure(const FitPlotData& data) {
 
 void write_fit_plot(const std::filesystem::path& path, const FitPlotData& data) { fit_figure(data).write_png(path); }
 
+plot::Figure activations_figure(const std::vector<ActivationCurve>& curves, const std::string& title) {
+  if (curves.empty()) invalid_argument(kWhere, "activations: no curves");
+  int layers = 0;
+  for (std::size_t k = 0; k < curves.size(); ++k) {
+    const ActivationCurve& c = curves[k];
+    if (c.layer < 0 || c.input < 0 || c.output < 0)
+      invalid_argument(kWhere, "activations: curve ", k, " has a negative layer, input or output index");
+    if (c.x.empty() || c.x.size() != c.y.size())
+      invalid_argument(kWhere, "activations: curve ", k, " has ", c.x.size(), " x and ", c.y.size(),
+                       " y values (need equal, non-zero counts)");
+    layers = std::max(layers, c.layer + 1);
+  }
+  constexpr int kMaxLayers = 16, kPerRow = 4, kMaxLabelled = 7;  // the series colours repeat after 7
+  if (layers > kMaxLayers) invalid_argument(kWhere, "activations: ", layers, " layers; at most ", kMaxLayers);
+  const int cols = std::min(layers, kPerRow), rows = (layers + kPerRow - 1) / kPerRow;
+  plot::Figure figure(rows, cols, 1200, std::max(800, 400 * rows));
+  if (!title.empty()) figure.set_title(title);
+  std::vector<int> edges(static_cast<std::size_t>(layers), 0);
+  for (const ActivationCurve& c : curves) ++edges[static_cast<std::size_t>(c.layer)];
+  for (int l = 0; l < layers; ++l)
+    figure.axes(l / kPerRow, l % kPerRow)
+        .set_title("layer " + std::to_string(l))
+        .set_xlabel("input x")
+        .set_ylabel("φ(x)");
+  for (const ActivationCurve& c : curves) {
+    // Sorted by x, so that the curve is drawn left to right whatever order it was sampled in.
+    std::vector<std::size_t> order(c.x.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return std::isnan(c.x[b]) ? !std::isnan(c.x[a]) : c.x[a] < c.x[b];
+    });
+    std::vector<double> x, y;
+    for (std::size_t i : order) x.push_back(c.x[i]), y.push_back(c.y[i]);
+    const bool labelled = edges[static_cast<std::size_t>(c.layer)] <= kMaxLabelled;
+    figure.axes(c.layer / kPerRow, c.layer % kPerRow)
+        .add_line(std::move(x), std::move(y),
+                  {.label = labelled ? std::to_string(c.input) + " → " + std::to_string(c.output) : ""});
+  }
+  return figure;
+}
+
+void write_activations_plot(const std::filesystem::path& path, const std::vector<ActivationCurve>& curves,
+                            const std::string& title) {
+  activations_figure(curves, title).write_png(path);
+}
+
 }  // namespace lockstep::qkan

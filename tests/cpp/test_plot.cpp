@@ -475,3 +475,41 @@ TEST(QkanFitPlot, SeveralInputsScatterAndBadData) {
   bad.test_loss = {1};
   EXPECT_THROW(lockstep::qkan::fit_figure(bad), std::invalid_argument);
 }
+
+TEST(QkanActivationsPlot, PanelsPerLayerAndBadCurves) {
+  std::vector<lockstep::qkan::ActivationCurve> curves;
+  // Layer 0: 1 input → 3 outputs; layer 1: 3 → 1; sampled in decreasing x (the figure sorts).
+  for (int o = 0; o < 3; ++o) {
+    lockstep::qkan::ActivationCurve c{.layer = 0, .input = 0, .output = o};
+    for (int i = 100; i >= 0; --i) c.x.push_back(-1 + i / 50.0), c.y.push_back(std::sin((o + 1) * c.x.back()));
+    curves.push_back(c);
+    lockstep::qkan::ActivationCurve d{.layer = 1, .input = o, .output = 0};
+    for (int i = 0; i <= 100; ++i) d.x.push_back(-2 + i / 25.0), d.y.push_back(0.3 * o * d.x.back());
+    curves.push_back(d);
+  }
+  const plot::Figure figure = lockstep::qkan::activations_figure(curves, "activations");
+  const plot::Image image = figure.render();
+  // Two panels side by side, each spanning its layer's inputs.
+  const plot::PanelLayout l0 = figure.layout(0, 0), l1 = figure.layout(0, 1);
+  EXPECT_LT(l0.right, l1.left);
+  EXPECT_DOUBLE_EQ(l0.x_min, -1);
+  EXPECT_DOUBLE_EQ(l1.x_max, 2);
+  // Edge 0 → 2 of layer 0 is the third series: its colour lies on sin(3x) at x = 0.4 (away
+  // from where the other curves cross it).
+  EXPECT_EQ(image.at(static_cast<int>(l0.pixel_x(0.4)), static_cast<int>(l0.pixel_y(std::sin(1.2)))),
+            plot::series_color(2));
+  EXPECT_THROW(lockstep::qkan::activations_figure({}), std::invalid_argument);
+  auto bad = curves;
+  bad[1].y.pop_back();
+  EXPECT_THROW(lockstep::qkan::activations_figure(bad), std::invalid_argument);
+  bad = curves;
+  bad[0].layer = -1;
+  EXPECT_THROW(lockstep::qkan::activations_figure(bad), std::invalid_argument);
+  bad = curves;
+  bad[0].layer = 16;  // a 17th layer
+  EXPECT_THROW(lockstep::qkan::activations_figure(bad), std::invalid_argument);
+  const auto dir = temp_dir("activations");
+  lockstep::qkan::write_activations_plot(dir / "act.png", curves);
+  EXPECT_EQ(decode_png(lockstep::read_file(dir / "act.png", "test")).height, 800);
+  std::filesystem::remove_all(dir);
+}

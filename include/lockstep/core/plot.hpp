@@ -1,7 +1,7 @@
 // PNG figures without Python: a Figure holds a grid of Axes panels; each panel draws line series,
 // scatter series and heat maps with round-number ticks, axis labels, a title, a legend (when a
 // series has a label) and a colour bar (when it has a heat map). Text uses a built-in bitmap
-// font (ASCII plus λ µ ω π β γ Δ ² ° × − ·). Coordinates are data units; sizes are pixels.
+// font (ASCII plus λ µ ω π β γ φ Δ ² ° × − · →). Coordinates are data units; sizes are pixels.
 //
 //   lockstep::plot::Figure figure(1, 2);
 //   figure.axes(0, 0).add_line(x, y, {.label = "model"}).set_xlabel("x").set_ylabel("f(x)");
