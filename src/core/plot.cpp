@@ -395,7 +395,8 @@ Panel detail::AxesRenderer::lay_out(const Axes& a, int cx, int cy, int cw, int c
     invalid_argument(kWhere, "a log y axis needs positive limits, got [", yr.first, ", ", yr.second, "] (set_ylim)");
   p.box.x_min = xr.first, p.box.x_max = xr.second, p.box.y_min = yr.first, p.box.y_max = yr.second;
 
-  // Ticks depend on the data area's size and the margins on the ticks' labels: two passes.
+  // The y ticks follow from the data area's height, the left margin from their labels' width,
+  // the x ticks from the width that remains.
   const int title_h = a.title_.empty() ? 0 : text_height(kTitleScale) + kPad;
   const int xlabel_h = a.xlabel_.empty() ? 0 : text_height(kLabelScale) + kPad;
   const int ylabel_w = a.ylabel_.empty() ? 0 : text_height(kLabelScale) + kPad;
