@@ -3,10 +3,11 @@
 // choice of threading, the same transforms through FFTW's own threads over one many-transform
 // plan. Prints one JSON object per member count.
 //
-//   lockstep_prop_rhs_bench [points = 8192] [repetitions = 200] [members ... = 1 16]
+//   lockstep_prop_rhs_bench [points = 8192] [repetitions = 20] [blocks = 50] [members ... = 1 16]
 //
 // Physics: the Dudley case (Blow–Wood Raman, self-steepening): 4 transforms per member.
-// Times are the best of 5 blocks of `repetitions` calls (the least disturbed by other load).
+// Times are the best of `blocks` blocks of `repetitions` calls, the variants taking turns block
+// by block: on a shared machine the least disturbed blocks measure the code.
 #include <fftw3.h>
 
 #include <algorithm>
@@ -25,15 +26,18 @@ namespace {
 
 using lockstep::prop::Complex;
 
-/// Seconds per call: the best of 5 blocks of `reps` calls.
-double seconds_per_call(int reps, const std::function<void()>& call) {
-  call();  // warm up
-  double best = 1e300;
-  for (int block = 0; block < 5; ++block) {
-    const auto start = std::chrono::steady_clock::now();
-    for (int r = 0; r < reps; ++r) call();
-    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-    best = std::min(best, took.count() / reps);
+/// Seconds per call of each of `calls`: blocks of `reps` calls, the callables taking turns
+/// block by block (so that they see the same background load), the best of `blocks` blocks.
+std::vector<double> seconds_per_call(int reps, int blocks, const std::vector<std::function<void()>>& calls) {
+  std::vector<double> best(calls.size(), 1e300);
+  for (const auto& call : calls) call();  // warm up
+  for (int block = 0; block < blocks; ++block) {
+    for (std::size_t c = 0; c < calls.size(); ++c) {
+      const auto start = std::chrono::steady_clock::now();
+      for (int r = 0; r < reps; ++r) calls[c]();
+      const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+      best[c] = std::min(best[c], took.count() / reps);
+    }
   }
   return best;
 }
@@ -43,9 +47,10 @@ double seconds_per_call(int reps, const std::function<void()>& call) {
 int main(int argc, char** argv) {
   using namespace lockstep::prop;
   const std::int64_t points = argc > 1 ? std::atoll(argv[1]) : 8192;
-  const int reps = argc > 2 ? std::atoi(argv[2]) : 200;
+  const int reps = argc > 2 ? std::atoi(argv[2]) : 20;
+  const int blocks = argc > 3 ? std::atoi(argv[3]) : 50;
   std::vector<std::int64_t> counts;
-  for (int i = 3; i < argc; ++i) counts.push_back(std::atoll(argv[i]));
+  for (int i = 4; i < argc; ++i) counts.push_back(std::atoll(argv[i]));
   if (counts.empty()) counts = {1, 16};
 
   Config config;
@@ -82,18 +87,20 @@ int main(int argc, char** argv) {
     std::vector<const MemberPhysics*> batch_physics(static_cast<std::size_t>(members), &physics);
     const std::int64_t ffts = members * batch.ffts_per_evaluation(physics);
 
-    const double evaluate = seconds_per_call(reps, [&] { batch.evaluate(batch_physics, in, out); });
-    const double bare = seconds_per_call(reps, [&] { batch.transforms_only(batch_physics, rows); });
-    // Each call starts from fresh rows (the transforms are unnormalised: repeated, the values
-    // would overflow); the copy's own time is subtracted.
-    const double copy = seconds_per_call(reps, [&] { std::copy(in, in + size, rows); });
-    const double fftw_threads = seconds_per_call(reps, [&] {
-      std::copy(in, in + size, rows);
-      fftw_execute(many_forward);
-      fftw_execute(many_backward);
-      fftw_execute(many_forward);
-      fftw_execute(many_backward);
-    }) - copy;
+    // Each FFTW-threads call starts from fresh rows (the transforms are unnormalised: repeated,
+    // the values would overflow); the copy's own time is subtracted.
+    const std::vector<double> t = seconds_per_call(
+        reps, blocks,
+        {[&] { batch.evaluate(batch_physics, in, out); }, [&] { batch.transforms_only(batch_physics, rows); },
+         [&] { std::copy(in, in + size, rows); },
+         [&] {
+           std::copy(in, in + size, rows);
+           fftw_execute(many_forward);
+           fftw_execute(many_backward);
+           fftw_execute(many_forward);
+           fftw_execute(many_backward);
+         }});
+    const double evaluate = t[0], bare = t[1], fftw_threads = t[3] - t[2];
     std::printf(
         "{\"n\": %lld, \"members\": %lld, \"threads\": %d, \"ffts_per_evaluation\": %lld, "
         "\"evaluate_s\": %.4e, \"bare_ffts_s\": %.4e, \"ratio\": %.3f, "

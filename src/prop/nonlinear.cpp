@@ -22,10 +22,16 @@ std::int64_t padded(std::int64_t n) { return (n + 7) / 8 * 8; }
 
 // The element-wise passes work on interleaved doubles: std::complex's operator* (NaN
 // recovery through __muldc3) and std::norm (through std::abs) are far slower than the plain
-// arithmetic the finite fields here need.
+// arithmetic the finite fields here need. Each pass is compiled for AVX2 as well as the
+// baseline, picked at load time (GCC function multi-versioning).
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
+#define LOCKSTEP_PASS __attribute__((target_clones("avx2", "default")))
+#else
+#define LOCKSTEP_PASS
+#endif
 
 /// a_j ← a_j · |a_j|² · scale
-void kerr_pass(double* a, std::int64_t n, double scale) {
+LOCKSTEP_PASS void kerr_pass(double* a, std::int64_t n, double scale) {
   for (std::int64_t j = 0; j < n; ++j) {
     const double re = a[2 * j], im = a[2 * j + 1];
     const double g = (re * re + im * im) * scale;
@@ -35,12 +41,12 @@ void kerr_pass(double* a, std::int64_t n, double scale) {
 }
 
 /// r_j ← |a_j|²
-void intensity_pass(const double* a, double* r, std::int64_t n) {
+LOCKSTEP_PASS void intensity_pass(const double* a, double* r, std::int64_t n) {
   for (std::int64_t j = 0; j < n; ++j) r[j] = a[2 * j] * a[2 * j] + a[2 * j + 1] * a[2 * j + 1];
 }
 
 /// x_k ← x_k · conj(y_k)
-void multiply_conj_pass(double* x, const double* y, std::int64_t n) {
+LOCKSTEP_PASS void multiply_conj_pass(double* x, const double* y, std::int64_t n) {
   for (std::int64_t k = 0; k < n; ++k) {
     const double xr = x[2 * k], xi = x[2 * k + 1], yr = y[2 * k], yi = y[2 * k + 1];
     x[2 * k] = xr * yr + xi * yi;
@@ -49,7 +55,7 @@ void multiply_conj_pass(double* x, const double* y, std::int64_t n) {
 }
 
 /// a_j ← a_j · (kerr·|a_j|² + raman·r_j)
-void kerr_raman_pass(double* a, const double* r, std::int64_t n, double kerr, double raman) {
+LOCKSTEP_PASS void kerr_raman_pass(double* a, const double* r, std::int64_t n, double kerr, double raman) {
   for (std::int64_t j = 0; j < n; ++j) {
     const double re = a[2 * j], im = a[2 * j + 1];
     const double g = kerr * (re * re + im * im) + raman * r[j];
@@ -59,7 +65,7 @@ void kerr_raman_pass(double* a, const double* r, std::int64_t n, double kerr, do
 }
 
 /// out_k ← i·g_k · a_k (g real: γ times the shock factor)
-void factor_pass(const double* a, const double* g, double* out, std::int64_t n) {
+LOCKSTEP_PASS void factor_pass(const double* a, const double* g, double* out, std::int64_t n) {
   for (std::int64_t k = 0; k < n; ++k) {
     out[2 * k] = -g[k] * a[2 * k + 1];
     out[2 * k + 1] = g[k] * a[2 * k];

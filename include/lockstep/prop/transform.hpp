@@ -1,7 +1,10 @@
 // One member's field between time and frequency with the convention of grid.hpp:
 //     spectrum Ã = FFTW_BACKWARD(A) (unnormalised),  field A = FFTW_FORWARD(Ã) / n,
 // arrays of n = grid.size() values, time samples in grid order (T_j = (j − n/2)·dt), spectra in
-// FFT order. For setup, measures and tests; the hot path is NonlinearBatch (nonlinear.hpp).
+// FFT order. The transform runs over the array index j, so relative to the sum over T_j written
+// in grid.hpp each bin carries a factor e^{+iΔω_k·n·dt/2} = (−1)^k: a fixed phase per bin that
+// no |Ã|², energy, photon number or nonlinear term sees. For setup, measures and tests; the hot
+// path is NonlinearBatch (nonlinear.hpp).
 #pragma once
 
 #include <complex>
