@@ -77,7 +77,7 @@ const double* re_im(const std::complex<double>* p) { return reinterpret_cast<con
 
 }  // namespace
 
-NonlinearBatch::NonlinearBatch(const Grid& grid, std::int64_t capacity, int threads)
+NonlinearBatch::NonlinearBatch(const Grid& grid, std::int64_t capacity, int threads, PlanRigor rigor)
     : n_(grid.size()), capacity_(capacity), threads_(threads > 0 ? threads : num_threads()) {
   if (capacity < 1) invalid_argument(kWhere, "capacity = ", capacity, " must be ≥ 1");
   // Per thread: the field row a (n complex values), the intensity r (n reals, in the room of
@@ -88,7 +88,8 @@ NonlinearBatch::NonlinearBatch(const Grid& grid, std::int64_t capacity, int thre
   std::complex<double>* plan_input = nullptr;
   try {
     plan_input = fftw_alloc_complex_array(n_, kWhere);
-    const unsigned flags = n_ <= (std::int64_t{1} << 16) ? FFTW_MEASURE : FFTW_ESTIMATE;
+    const bool measure = rigor == PlanRigor::measure && n_ <= (std::int64_t{1} << 16);
+    const unsigned flags = measure ? FFTW_MEASURE : FFTW_ESTIMATE;
     Rows rows = thread_rows(0);
     to_time_ = plan_dft_1d(n_, plan_input, rows.a, FFTW_FORWARD, flags, kWhere);
     to_time_inplace_ = plan_dft_1d(n_, rows.a, rows.a, FFTW_FORWARD, flags, kWhere);

@@ -20,8 +20,12 @@ namespace lockstep::prop {
 /// with lockstep::parallel_for, each thread running single-threaded one-dimensional FFTW plans
 /// on its own scratch rows (measured faster on 2 cores than FFTW's threads over a
 /// many-transform plan, see bench/prop_rhs.cpp), so any count 1..capacity costs only what it
-/// uses. Plans are made once, in the constructor (FFTW_MEASURE up to 2^16 points, above that
-/// FFTW_ESTIMATE, to keep planning short); evaluate() allocates nothing.
+/// uses. Plans are made once, in the constructor; evaluate() allocates nothing.
+///
+/// Planning (PlanRigor): FFTW_MEASURE makes the transforms of 2^13 points about 1.6× faster than
+/// FFTW_ESTIMATE (2^16: 1.2×) but costs about 2 s of planning at 2^13 (2^16: 7 s), once per
+/// process and size (FFTW keeps the wisdom). PlanRigor::measure (the default) measures up to
+/// 2^16 points and estimates above; PlanRigor::estimate always estimates (short runs, tests).
 ///
 /// Per member: A by one complex transform; without Raman one pass forms |A|²A; with Raman one
 /// pass forms |A|² (real), a real-to-complex transform, one pass over the n/2 + 1 values
@@ -29,11 +33,13 @@ namespace lockstep::prop {
 /// Raman product; a complex transform back and one pass applies iγ·s(ω) while writing `out`.
 /// All rows stay in cache between their transforms. The plans assume FFTW's default of one
 /// thread per plan (fftw_plan_with_nthreads(1)).
+enum class PlanRigor { measure, estimate };
+
 class NonlinearBatch {
  public:
   /// threads ≤ 0: lockstep::num_threads() at construction. Throws std::invalid_argument for
   /// capacity < 1.
-  NonlinearBatch(const Grid& grid, std::int64_t capacity, int threads = 0);
+  NonlinearBatch(const Grid& grid, std::int64_t capacity, int threads = 0, PlanRigor rigor = PlanRigor::measure);
   ~NonlinearBatch();
   NonlinearBatch(const NonlinearBatch&) = delete;
   NonlinearBatch& operator=(const NonlinearBatch&) = delete;

@@ -126,7 +126,8 @@ std::vector<MemberPhysics> mixed_physics(std::int64_t points, double window) {
   return out;
 }
 
-void expect_batch_matches_reference(std::int64_t count, std::int64_t capacity, int threads, std::size_t offset) {
+void expect_batch_matches_reference(std::int64_t count, std::int64_t capacity, int threads, std::size_t offset,
+                                     PlanRigor rigor = PlanRigor::measure) {
   const std::int64_t n = 1024;
   const double window = 2e-12;
   const Grid grid({n, window});
@@ -141,7 +142,7 @@ void expect_batch_matches_reference(std::int64_t count, std::int64_t capacity, i
     const Spectrum row = random_spectrum(n, rng, 50.0 * static_cast<double>(m + 1));
     std::copy(row.begin(), row.end(), in.begin() + static_cast<std::ptrdiff_t>(offset + m * n));
   }
-  NonlinearBatch batch(grid, capacity, threads);
+  NonlinearBatch batch(grid, capacity, threads, rigor);
   batch.evaluate(members, in.data() + offset, out.data() + offset);
   for (std::int64_t m = 0; m < count; ++m) {
     Spectrum want(static_cast<std::size_t>(n));
@@ -163,6 +164,7 @@ TEST(PhysicsNonlinear, BatchEqualsReferenceForMixedPhysics) {
   }
   expect_batch_matches_reference(3, 16, 2, 0);  // a subset of the capacity
   expect_batch_matches_reference(3, 3, 2, 1);   // rows shifted by one value
+  expect_batch_matches_reference(16, 16, 2, 0, PlanRigor::estimate);
 }
 
 TEST(PhysicsNonlinear, RepeatedEvaluationIsDeterministic) {
@@ -173,7 +175,7 @@ TEST(PhysicsNonlinear, RepeatedEvaluationIsDeterministic) {
   Spectrum in(4 * 512);
   for (Complex& v : in) v = Complex(std::normal_distribution<double>(0, 20)(rng), 0.5);
   Spectrum first(in.size()), second(in.size());
-  NonlinearBatch batch(grid, 4, 2);
+  NonlinearBatch batch(grid, 4, 2, PlanRigor::estimate);
   batch.evaluate(members, in.data(), first.data());
   batch.evaluate(members, in.data(), second.data());
   EXPECT_EQ(first, second);
@@ -215,7 +217,7 @@ TEST(PhysicsNonlinear, DiscreteConservationLaws) {
     Spectrum both_in(2 * in.size()), both_out(2 * in.size());
     std::copy(in.begin(), in.end(), both_in.begin());
     std::copy(in.begin(), in.end(), both_in.begin() + n);
-    NonlinearBatch batch(grid, 2, 1);
+    NonlinearBatch batch(grid, 2, 1, PlanRigor::estimate);
     batch.evaluate(members, both_in.data(), both_out.data());
     std::copy(both_out.begin(), both_out.begin() + n, np.begin());
     std::copy(both_out.begin() + n, both_out.end(), ns.begin());
@@ -229,7 +231,7 @@ TEST(PhysicsNonlinear, BatchValidation) {
   const Grid grid({256, 1e-12});
   const Grid other({512, 1e-12});
   EXPECT_THROW(NonlinearBatch(grid, 0), std::invalid_argument);
-  NonlinearBatch batch(grid, 2, 1);
+  NonlinearBatch batch(grid, 2, 1, PlanRigor::estimate);
   EXPECT_EQ(batch.capacity(), 2);
   EXPECT_EQ(batch.points(), 256);
   Config c;
