@@ -1,7 +1,11 @@
 // `lockstep qkan ...`: QKAN models from the command line.
-//   fit    trains a model on a built-in formula or on .npy data; writes the model (safetensors,
-//          qkan's state_dict names) and the loss history (CSV)
-//   eval   a model file and inputs (.npy, (B, I)) -> outputs (.npy, (B, O), the inputs' dtype)
+//   fit    trains a model on a built-in formula or on data files (.npy or .csv); writes the
+//          model (safetensors, qkan's state_dict names), the loss history (CSV) and a PNG figure
+//   eval   a model file and inputs -> outputs; with --targets, also the loss and, with
+//          --gradients, its gradient with respect to every parameter (safetensors)
+//   bench  times the model's forward, forward + backward and a training step
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <iomanip>
 #include <iostream>
@@ -9,12 +13,15 @@
 #include <string>
 
 #include "commands.hpp"
+#include "lockstep/core/csv.hpp"
 #include "lockstep/core/error.hpp"
 #include "lockstep/core/files.hpp"
 #include "lockstep/core/npy.hpp"
 #include "lockstep/core/parallel.hpp"
 #include "lockstep/core/safetensors.hpp"
 #include "lockstep/qkan/model.hpp"
+#include "lockstep/qkan/optim.hpp"
+#include "lockstep/qkan/plots.hpp"
 #include "lockstep/qkan/train.hpp"
 
 namespace lockstep::cli {
@@ -59,26 +66,47 @@ struct ModelFlags {
   }
 };
 
-struct FitArgs {
-  std::string formula = "j0like";
-  std::vector<double> range = {0.0, 1.0};
-  std::int64_t n_train = 1000, n_test = 1000;
-  std::string train_x, train_y, test_x, test_y;  // .npy data instead of a formula
-  std::string widths;                            // "1,1"; default [inputs, 1] (or classes)
-  int reps = 3;
-  bool freeze_extras = false;
-  qkan::FitOptions fit;
-  std::string loss = "mse";
-  std::string dtype = "f64";
-  std::string output = "qkan_fit.safetensors", history = "qkan_fit_history.csv";
-  std::string init;     // start from this model file's weights instead of a fresh initialisation
-  std::string summary;  // JSON with the final losses, evaluations and time
-  int threads = 0;
-  ModelFlags flags;
-  CLI::Option *widths_opt = nullptr, *reps_opt = nullptr;
-};
+void write_text(const std::string& path, const std::string& text, std::string_view where) {
+  write_file_atomically(path, std::span(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()), where);
+}
 
-std::vector<std::int64_t> parse_widths(const std::string& text) {
+std::string json_number(double v) {
+  if (!std::isfinite(v)) return "null";
+  std::ostringstream os;
+  os << std::setprecision(17) << v;
+  return os.str();
+}
+
+bool has_extension(const std::string& path, std::string_view ext) {
+  std::string e = std::filesystem::path(path).extension().string();
+  std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return std::tolower(c); });
+  return e == ext;
+}
+
+/// A data file's rows as (n, cols): .csv (numbers, optional header) or .npy (1-D is one column).
+struct Rows {
+  std::int64_t n = 0, cols = 0;
+  std::vector<double> values;
+  DType stored = DType::f64;  ///< the .npy file's element type (f64 for CSV)
+};
+Rows load_rows(const std::string& path, std::string_view where) {
+  if (has_extension(path, ".csv")) {
+    csv::Table t = csv::load(path);
+    return {t.rows, t.cols, std::move(t.values), DType::f64};
+  }
+  npy::Array a = npy::load(path);
+  if (a.shape.size() == 1) a.shape.push_back(1);
+  if (a.shape.size() != 2) invalid_argument(where, path, " has shape ", to_string(a.shape), "; expected (rows, columns)");
+  return {a.shape[0], a.shape[1], std::move(a.values), a.stored};
+}
+
+/// Writes (rows, cols) values as .csv when the path ends so, else as .npy of `dtype`.
+void save_rows(const std::string& path, std::span<const double> values, std::int64_t rows, std::int64_t cols, DType dtype) {
+  if (has_extension(path, ".csv")) csv::save(path, values, rows, cols);
+  else npy::save(path, values, {rows, cols}, dtype);
+}
+
+std::vector<std::int64_t> parse_widths(const std::string& text, std::string_view where) {
   std::vector<std::int64_t> w;
   std::stringstream ss(text);
   std::string item;
@@ -90,49 +118,93 @@ std::vector<std::int64_t> parse_widths(const std::string& text) {
     } catch (const std::exception&) {
       used = 0;
     }
-    if (used != item.size() || v < 1) invalid_argument("qkan fit", "--widths wants positive integers like 1,5,1, got '", text, "'");
+    if (used != item.size() || v < 1) invalid_argument(where, "--widths wants positive integers like 1,5,1, got '", text, "'");
     w.push_back(v);
   }
-  if (w.size() < 2) invalid_argument("qkan fit", "--widths needs at least two widths, got '", text, "'");
+  if (w.size() < 2) invalid_argument(where, "--widths needs at least two widths, got '", text, "'");
   return w;
 }
 
-/// Rows of an .npy file as (n, cols): a 1-D file is one column.
-std::vector<double> load_rows(const std::string& path, std::int64_t& n, std::int64_t& cols) {
-  npy::Array a = npy::load(path);
-  if (a.shape.size() == 1) a.shape.push_back(1);
-  if (a.shape.size() != 2) invalid_argument("qkan fit", path, " has shape ", to_string(a.shape), "; expected (n, columns)");
-  n = a.shape[0], cols = a.shape[1];
-  return std::move(a.values);
+// ---------------------------------------------------------------------------------------- fit
+
+struct FitArgs {
+  std::string formula = "j0like";
+  std::vector<double> range = {0.0, 1.0};
+  std::int64_t n_train = 1000, n_test = 1000;
+  std::string train_x, train_y, test_x, test_y;  // data files instead of a formula
+  std::string widths;                            // "1,1"; default [inputs, 1] (or classes)
+  int reps = 3;
+  bool freeze_extras = false;
+  qkan::FitOptions fit;
+  std::string loss = "mse";
+  std::string dtype = "f64";
+  std::string output = "qkan_fit.safetensors", history = "qkan_fit_history.csv", plot = "qkan_fit.png";
+  std::string init;     // start from this model file's weights instead of a fresh initialisation
+  std::string summary;  // JSON with the final losses, evaluations and time
+  int threads = 0;
+  ModelFlags flags;
+  CLI::Option *widths_opt = nullptr, *reps_opt = nullptr;
+};
+
+qkan::Dataset load_dataset(const FitArgs& a) {
+  qkan::Dataset d;
+  if (a.train_x.empty() && a.train_y.empty() && a.test_x.empty() && a.test_y.empty()) {
+    if (a.range.size() != 2) invalid_argument("qkan fit", "--range wants two numbers, lo and hi");
+    return qkan::make_dataset(a.formula, a.range[0], a.range[1], a.n_train, a.n_test, a.fit.seed);
+  }
+  if (a.train_x.empty() || a.train_y.empty() || a.test_x.empty() || a.test_y.empty())
+    invalid_argument("qkan fit", "data from files needs all of --train-x, --train-y, --test-x, --test-y");
+  Rows tx = load_rows(a.train_x, "qkan fit"), ty = load_rows(a.train_y, "qkan fit");
+  Rows vx = load_rows(a.test_x, "qkan fit"), vy = load_rows(a.test_y, "qkan fit");
+  if (ty.n != tx.n || vy.n != vx.n || vx.cols != tx.cols || vy.cols != ty.cols)
+    invalid_argument("qkan fit", "the data files disagree: train x ", tx.n, "x", tx.cols, ", y ", ty.n, "x", ty.cols,
+                     "; test x ", vx.n, "x", vx.cols, ", y ", vy.n, "x", vy.cols);
+  d.n_in = tx.cols, d.n_out = ty.cols, d.n_train = tx.n, d.n_test = vx.n;
+  d.train_x = std::move(tx.values), d.train_y = std::move(ty.values);
+  d.test_x = std::move(vx.values), d.test_y = std::move(vy.values);
+  return d;
+}
+
+/// The figure of the fit on the test rows (the training rows when there are none): for one
+/// input and one output the curves over x; otherwise predicted against true values (for
+/// cross-entropy, the predicted class against the true one).
+void write_plot(const FitArgs& a, const qkan::Model& model, const qkan::Dataset& d, qkan::Loss loss, const qkan::History& h) {
+  const bool test = d.n_test > 0;
+  const std::vector<double>& x = test ? d.test_x : d.train_x;
+  const std::vector<double>& t = test ? d.test_y : d.train_y;
+  const std::int64_t n = test ? d.n_test : d.n_train, O = model.widths.back();
+  const std::vector<double> y = qkan::forward(model, x, n);
+  qkan::FitPlotData p;
+  p.title = a.train_x.empty() ? "qkan fit: " + a.formula : "qkan fit: " + std::filesystem::path(a.train_x).filename().string();
+  p.title += test ? " (test rows)" : " (training rows)";
+  if (loss == qkan::Loss::cross_entropy) {
+    for (std::int64_t r = 0; r < n; ++r) {
+      p.target.push_back(t[r]);
+      p.prediction.push_back(double(std::max_element(y.begin() + r * O, y.begin() + (r + 1) * O) - (y.begin() + r * O)));
+    }
+    p.loss_name = "cross-entropy";
+  } else {
+    if (d.n_in == 1 && O == 1) p.x = x;
+    p.target = t, p.prediction = y;
+    p.loss_name = "MSE";
+  }
+  p.train_loss = h.train_loss, p.test_loss = test ? h.test_loss : std::vector<double>{};
+  qkan::write_fit_plot(a.plot, p);
 }
 
 void run_fit(FitArgs a) {
   if (a.threads > 0) set_num_threads(a.threads);
   const qkan::Loss loss = qkan::parse_loss(a.loss);
-  qkan::Dataset d;
-  if (!a.train_x.empty() || !a.train_y.empty()) {
-    if (a.train_x.empty() || a.train_y.empty() || a.test_x.empty() || a.test_y.empty())
-      invalid_argument("qkan fit", "data from files needs all of --train-x, --train-y, --test-x, --test-y");
-    std::int64_t ny = 0, cy = 0, nty = 0, cty = 0, ctx = 0;
-    d.train_x = load_rows(a.train_x, d.n_train, d.n_in);
-    d.train_y = load_rows(a.train_y, ny, cy);
-    d.test_x = load_rows(a.test_x, d.n_test, ctx);
-    d.test_y = load_rows(a.test_y, nty, cty);
-    if (ny != d.n_train || nty != d.n_test || ctx != d.n_in || cy != cty)
-      invalid_argument("qkan fit", "the data files disagree: train x ", d.n_train, "x", d.n_in, ", y ", ny, "x", cy,
-                       "; test x ", d.n_test, "x", ctx, ", y ", nty, "x", cty);
-    d.n_out = cy;
-  } else {
-    if (a.range.size() != 2) invalid_argument("qkan fit", "--range wants two numbers, lo and hi");
-    d = qkan::make_dataset(a.formula, a.range[0], a.range[1], a.n_train, a.n_test, a.fit.seed);
-  }
+  const qkan::Dataset d = load_dataset(a);
   std::int64_t outputs = d.n_out;
   if (loss == qkan::Loss::cross_entropy) {
+    if (d.n_out != 1) invalid_argument("qkan fit", "cross_entropy wants one target column of class indices, got ", d.n_out);
     double top = 0;
     for (double c : d.train_y) top = std::max(top, c);
     outputs = static_cast<std::int64_t>(top) + 1;
   }
-  const std::vector<std::int64_t> widths = a.widths.empty() ? std::vector<std::int64_t>{d.n_in, outputs} : parse_widths(a.widths);
+  const std::vector<std::int64_t> widths =
+      a.widths.empty() ? std::vector<std::int64_t>{d.n_in, outputs} : parse_widths(a.widths, "qkan fit");
   qkan::Model model;
   if (a.init.empty()) {
     model = qkan::init_model(widths, a.reps, a.flags.options(), a.fit.seed);
@@ -154,60 +226,180 @@ void run_fit(FitArgs a) {
   csv << "step,train_loss,test_loss\n";
   csv.precision(9);
   for (std::size_t k = 0; k < h.train_loss.size(); ++k) csv << k + 1 << ',' << h.train_loss[k] << ',' << h.test_loss[k] << '\n';
-  const std::string text = csv.str();
-  write_file_atomically(a.history, std::span(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()), "qkan fit");
+  write_text(a.history, csv.str(), "qkan fit");
+  if (!a.plot.empty()) write_plot(a, model, d, loss, h);
+  const double train = h.train_loss.empty() ? NAN : h.train_loss.back(), test = h.test_loss.empty() ? NAN : h.test_loss.back();
   if (!a.summary.empty()) {
     std::ostringstream js;
-    js.precision(17);
-    auto number = [&](double v) { return std::isfinite(v) ? (std::ostringstream() << std::setprecision(17) << v).str() : "null"; };
-    js << "{\"steps\": " << h.train_loss.size() << ", \"train_loss\": " << number(h.train_loss.empty() ? NAN : h.train_loss.back())
-       << ", \"test_loss\": " << number(h.test_loss.empty() ? NAN : h.test_loss.back()) << ", \"evaluations\": " << h.evaluations
-       << ", \"seconds\": " << number(h.seconds) << ", \"dtype\": \"" << a.dtype << "\", \"threads\": " << num_threads()
+    js << "{\"steps\": " << h.train_loss.size() << ", \"train_loss\": " << json_number(train)
+       << ", \"test_loss\": " << json_number(test) << ", \"evaluations\": " << h.evaluations
+       << ", \"seconds\": " << json_number(h.seconds) << ", \"dtype\": \"" << a.dtype << "\", \"threads\": " << num_threads()
        << "}\n";
-    const std::string text = js.str();
-    write_file_atomically(a.summary, std::span(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()), "qkan fit");
+    write_text(a.summary, js.str(), "qkan fit");
   }
-  std::cout << "qkan fit: train loss " << (h.train_loss.empty() ? NAN : h.train_loss.back()) << ", test loss "
-            << (h.test_loss.empty() ? NAN : h.test_loss.back()) << ", " << h.evaluations << " loss+gradient evaluations in "
-            << h.seconds << " s -> " << a.output << ", " << a.history << "\n";
+  std::cout << "qkan fit: train loss " << train << ", test loss " << test << ", " << h.evaluations
+            << " loss+gradient evaluations in " << h.seconds << " s -> " << a.output << ", " << a.history
+            << (a.plot.empty() ? "" : ", " + a.plot) << "\n";
 }
 
+// --------------------------------------------------------------------------------------- eval
+
 struct EvalArgs {
-  std::string model, input, output;
+  std::string model, input, output, targets, gradients, loss = "mse";
   ModelFlags flags;
 };
 
+/// The loss's gradient with respect to every tensor the loss depends on, by qkan's state_dict
+/// names, in float64; the loss itself in the metadata ("loss", "loss_kind").
+safetensors::File gradient_file(const qkan::Model& model, const std::vector<qkan::LayerParams>& g, double value,
+                                const std::string& kind) {
+  safetensors::File f;
+  f.metadata = {{"loss", json_number(value)}, {"loss_kind", kind}};
+  const bool encoding = qkan::encoding_active(model.options.ansatz, model.options.preacts_trainable);
+  const std::int64_t R = qkan::theta_rows(model.options.ansatz, model.reps), K = qkan::theta_cols(model.options.ansatz);
+  for (std::size_t k = 0; k < g.size(); ++k) {
+    const std::string p = "layers." + std::to_string(k) + ".";
+    const std::int64_t O = model.layers[k].out, I = model.layers[k].in;
+    f.tensors[p + "theta"] = safetensors::from_values<double>(g[k].theta, {O, I, R, K});
+    if (encoding) {
+      f.tensors[p + "preacts_weight"] = safetensors::from_values<double>(g[k].preacts_weight, {O, I, model.reps});
+      f.tensors[p + "preacts_bias"] = safetensors::from_values<double>(g[k].preacts_bias, {O, I, model.reps});
+    }
+    f.tensors[p + "base_weight"] = safetensors::from_values<double>(g[k].base_weight, {O, I});
+    f.tensors[p + "postact_weights"] = safetensors::from_values<double>(g[k].postact_weights, {O, I});
+    f.tensors[p + "postact_bias"] = safetensors::from_values<double>(g[k].postact_bias, {O, I});
+  }
+  return f;
+}
+
 void run_eval(const EvalArgs& a) {
+  if (!a.gradients.empty() && a.targets.empty()) invalid_argument("qkan eval", "--gradients needs --targets");
   const safetensors::File file = safetensors::load(a.model);
-  const qkan::Model model = qkan::from_safetensors(file, a.flags.options_for(file));
-  const npy::Array x = npy::load(a.input);
-  if (x.shape.size() != 2 || x.shape[1] != model.widths.front())
-    invalid_argument("qkan eval", a.input, " has shape ", to_string(x.shape), "; the model takes (B, ",
-                     model.widths.front(), ")");
-  const std::int64_t B = x.shape[0];
+  qkan::Model model = qkan::from_safetensors(file, a.flags.options_for(file));
+  const Rows x = load_rows(a.input, "qkan eval");
+  if (x.cols != model.widths.front())
+    invalid_argument("qkan eval", a.input, " has ", x.cols, " columns; the model takes ", model.widths.front(), " inputs");
+  const std::int64_t B = x.n;
   const std::vector<double> y = qkan::forward(model, x.values, B);
-  npy::save(a.output, y, {B, model.widths.back()}, x.stored);
+  save_rows(a.output, y, B, model.widths.back(), x.stored);
   std::cerr << "qkan eval: " << B << " rows through widths [";
   for (std::size_t k = 0; k < model.widths.size(); ++k) std::cerr << (k ? ", " : "") << model.widths[k];
   std::cerr << "], reps " << model.reps << " -> " << a.output << "\n";
+  if (a.targets.empty()) return;
+  const qkan::Loss kind = qkan::parse_loss(a.loss);
+  const Rows t = load_rows(a.targets, "qkan eval");
+  const std::int64_t want = kind == qkan::Loss::mse ? model.widths.back() : 1;
+  if (t.n != B || t.cols != want)
+    invalid_argument("qkan eval", a.targets, " has ", t.n, "x", t.cols, " values; expected ", B, "x", want, " for ", a.loss);
+  // Every tensor the loss depends on gets its gradient, whatever trains in a fit.
+  model.options.ba_trainable = model.options.postact_weight_trainable = model.options.postact_bias_trainable = true;
+  std::vector<qkan::LayerParams> g;
+  const double value = qkan::loss_and_gradient(model, x.values, t.values, B, kind, g);
+  std::cout << std::setprecision(17) << "loss " << value << "\n";
+  if (!a.gradients.empty()) {
+    safetensors::save(a.gradients, gradient_file(model, g, value, a.loss));
+    std::cerr << "qkan eval: the loss's gradients -> " << a.gradients << "\n";
+  }
+}
+
+// -------------------------------------------------------------------------------------- bench
+
+struct BenchArgs {
+  std::string widths = "64,64";
+  std::int64_t batch = 1024;
+  int reps = 3, repeats = 20, warmup = 2, threads = 0;
+  std::string dtype = "f32", json;
+  ModelFlags flags;
+};
+
+struct Timing {
+  std::string what;
+  double median_s = 0, min_s = 0;
+};
+
+/// Median and minimum over `repeats` timed calls after `warmup` untimed ones.
+template <class F> Timing time_calls(const std::string& what, int warmup, int repeats, F&& call) {
+  for (int k = 0; k < warmup; ++k) call();
+  std::vector<double> s(repeats);
+  for (double& v : s) {
+    const auto t0 = std::chrono::steady_clock::now();
+    call();
+    v = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  std::sort(s.begin(), s.end());
+  return {what, s[s.size() / 2], s.front()};
+}
+
+void run_bench(const BenchArgs& a) {
+  if (a.threads > 0) set_num_threads(a.threads);
+  const std::vector<std::int64_t> widths = parse_widths(a.widths, "qkan bench");
+  qkan::ModelOptions mo = a.flags.options();
+  mo.ba_trainable = mo.postact_weight_trainable = mo.postact_bias_trainable = true;
+  mo.compute = a.dtype == "f32" ? DType::f32 : DType::f64;
+  qkan::Model model = qkan::init_model(widths, a.reps, mo, 0);
+  const std::int64_t B = a.batch, I = widths.front(), O = widths.back();
+  std::vector<double> x(B * I), t(B * O);
+  for (std::size_t k = 0; k < x.size(); ++k) x[k] = std::sin(0.37 * double(k));  // deterministic, in [-1, 1]
+  for (std::size_t k = 0; k < t.size(); ++k) t[k] = std::cos(0.11 * double(k));
+  std::int64_t circuits = 0;
+  for (std::size_t k = 0; k + 1 < widths.size(); ++k) circuits += B * widths[k] * widths[k + 1];
+  qkan::Workspace ws;
+  std::vector<qkan::LayerParams> g;
+  std::vector<double> params = qkan::trainable_values(model);
+  qkan::Adam adam(params.size(), qkan::AdamOptions{});
+  double sink = 0;  // keeps the results alive
+  std::vector<Timing> rows;
+  rows.push_back(time_calls("forward", a.warmup, a.repeats, [&] { sink += qkan::forward(model, x, B, &ws)[0]; }));
+  rows.push_back(time_calls("forward+backward", a.warmup, a.repeats,
+                            [&] { sink += qkan::loss_and_gradient(model, x, t, B, qkan::Loss::mse, g, &ws); }));
+  rows.push_back(time_calls("training step (Adam)", a.warmup, a.repeats, [&] {
+    sink += qkan::loss_and_gradient(model, x, t, B, qkan::Loss::mse, g, &ws);
+    adam.step(params, qkan::trainable_gradient(model, g));
+    qkan::set_trainable_values(model, params);
+  }));
+  if (!std::isfinite(sink)) runtime_failure("qkan bench", "the benchmark's results are not finite");
+
+  std::cout << "qkan bench: widths " << a.widths << ", batch " << B << ", reps " << a.reps << ", " << a.flags.ansatz << ", "
+            << a.dtype << ", " << num_threads() << " threads; " << circuits << " circuits per forward\n";
+  std::cout << std::left << std::setw(24) << "what" << std::right << std::setw(14) << "median ms" << std::setw(14)
+            << "min ms" << std::setw(18) << "ns per circuit" << "\n";
+  for (const Timing& r : rows)
+    std::cout << std::left << std::setw(24) << r.what << std::right << std::fixed << std::setprecision(4) << std::setw(14)
+              << 1e3 * r.median_s << std::setw(14) << 1e3 * r.min_s << std::setprecision(2) << std::setw(18)
+              << 1e9 * r.median_s / double(circuits) << "\n";
+  if (!a.json.empty()) {
+    std::ostringstream js;
+    js << "{\"widths\": [";
+    for (std::size_t k = 0; k < widths.size(); ++k) js << (k ? ", " : "") << widths[k];
+    js << "], \"batch\": " << B << ", \"reps\": " << a.reps << ", \"ansatz\": \"" << a.flags.ansatz << "\", \"dtype\": \""
+       << a.dtype << "\", \"threads\": " << num_threads() << ", \"repeats\": " << a.repeats << ", \"circuits\": " << circuits
+       << ", \"timings\": [";
+    for (std::size_t k = 0; k < rows.size(); ++k)
+      js << (k ? ", " : "") << "{\"what\": \"" << rows[k].what << "\", \"median_s\": " << json_number(rows[k].median_s)
+         << ", \"min_s\": " << json_number(rows[k].min_s) << "}";
+    js << "]}\n";
+    write_text(a.json, js.str(), "qkan bench");
+  }
 }
 
 }  // namespace
 
 void add_qkan_commands(CLI::App& app) {
-  auto* qkan = app.add_subcommand("qkan", "QKAN models: train them and evaluate them");
+  auto* qkan = app.add_subcommand("qkan", "QKAN models: train, evaluate and time them");
   qkan->require_subcommand(1);
 
   auto fa = std::make_shared<FitArgs>();
-  auto* fit = qkan->add_subcommand("fit", "Train a model on a built-in formula (default: sin(20x)/(20x) on [0, 1]) or on .npy data");
+  auto* fit = qkan->add_subcommand(
+      "fit", "Train a model on a built-in formula (default: sin(20x)/(20x) on [0, 1]) or on data files (.npy or .csv)");
   fit->add_option("--formula", fa->formula, "Built-in target: j0like, sin, exp_sin, product, sum_squares")->capture_default_str();
   fit->add_option("--range", fa->range, "Input range of the formula's variables: lo hi")->expected(2)->capture_default_str();
   fit->add_option("--train", fa->n_train, "Training rows drawn from the formula")->check(CLI::PositiveNumber)->capture_default_str();
   fit->add_option("--test", fa->n_test, "Test rows drawn from the formula")->check(CLI::NonNegativeNumber)->capture_default_str();
-  fit->add_option("--train-x", fa->train_x, "Training inputs (.npy, (n, I)) instead of a formula")->check(CLI::ExistingFile);
-  fit->add_option("--train-y", fa->train_y, "Training targets (.npy, (n, O), or class indices for cross_entropy)")->check(CLI::ExistingFile);
-  fit->add_option("--test-x", fa->test_x, "Test inputs (.npy)")->check(CLI::ExistingFile);
-  fit->add_option("--test-y", fa->test_y, "Test targets (.npy)")->check(CLI::ExistingFile);
+  fit->add_option("--train-x", fa->train_x, "Training inputs (.npy or .csv, (n, I)) instead of a formula")->check(CLI::ExistingFile);
+  fit->add_option("--train-y", fa->train_y, "Training targets (.npy or .csv, (n, O), or class indices for cross_entropy)")
+      ->check(CLI::ExistingFile);
+  fit->add_option("--test-x", fa->test_x, "Test inputs (.npy or .csv)")->check(CLI::ExistingFile);
+  fit->add_option("--test-y", fa->test_y, "Test targets (.npy or .csv)")->check(CLI::ExistingFile);
   fa->widths_opt = fit->add_option("--widths", fa->widths, "Layer widths, e.g. 1,5,1 (default: inputs, outputs)");
   fa->reps_opt = fit->add_option("--reps", fa->reps, "Circuit repetitions")->check(CLI::Range(1, 64))->capture_default_str();
   fit->add_option("--init", fa->init, "Start from this model file's weights (safetensors) instead of a seeded initialisation")
@@ -224,6 +416,7 @@ void add_qkan_commands(CLI::App& app) {
   fit->add_option("--seed", fa->fit.seed, "Seed of the data, the initialisation and the batches")->capture_default_str();
   fit->add_option("--output", fa->output, "Model file to write (safetensors)")->capture_default_str();
   fit->add_option("--history", fa->history, "Loss history to write (CSV: step, train, test)")->capture_default_str();
+  fit->add_option("--plot", fa->plot, "Figure of the fit and the loss history to write (PNG; \"\" for none)")->capture_default_str();
   fit->add_option("--summary", fa->summary, "Also write the final losses, evaluations and time as JSON to this file");
   fit->add_option("--threads", fa->threads, "CPU threads (default: OMP_NUM_THREADS, else every core)")->check(CLI::PositiveNumber);
   fit->add_flag("--quiet", [fa](std::int64_t) { fa->fit.progress = false; }, "No progress line");
@@ -232,13 +425,35 @@ void add_qkan_commands(CLI::App& app) {
   fit->add_flag("--no-preacts-trainable{false}", fa->flags.preacts_trainable, "Raw x as the data angle (the encoding off)");
   fit->callback([fa] { run_fit(*fa); });
 
-  auto args = std::make_shared<EvalArgs>();
-  auto* eval = qkan->add_subcommand("eval", "Evaluate a model (safetensors, qkan's state_dict) on inputs (.npy, (B, I))");
-  eval->add_option("--model", args->model, "Model file (.safetensors)")->required()->check(CLI::ExistingFile);
-  eval->add_option("--input", args->input, "Inputs, a float32 or float64 .npy of shape (B, I)")->required()->check(CLI::ExistingFile);
-  eval->add_option("--output", args->output, "Where to write the outputs (.npy, (B, O), the inputs' dtype)")->required();
-  args->flags.add_to(*eval);
-  eval->callback([args] { run_eval(*args); });
+  auto ea = std::make_shared<EvalArgs>();
+  auto* eval = qkan->add_subcommand("eval", "Evaluate a model (safetensors, qkan's state_dict) on inputs (.npy or .csv, (B, I))");
+  eval->add_option("--model", ea->model, "Model file (.safetensors)")->required()->check(CLI::ExistingFile);
+  eval->add_option("--input", ea->input, "Inputs: a float32 or float64 .npy, or a .csv, of shape (B, I)")->required()->check(CLI::ExistingFile);
+  eval->add_option("--output", ea->output, "Where to write the outputs, (B, O): .csv, or .npy in the inputs' dtype")->required();
+  eval->add_option("--targets", ea->targets, "Targets (.npy or .csv): also print the loss of the outputs against them")
+      ->check(CLI::ExistingFile);
+  eval->add_option("--loss", ea->loss, "mse or cross_entropy (targets are class indices)")
+      ->check(CLI::IsMember({"mse", "cross_entropy"}))
+      ->capture_default_str();
+  eval->add_option("--gradients", ea->gradients,
+                   "Write the loss's gradient with respect to every parameter here (safetensors, qkan's names, float64)");
+  ea->flags.add_to(*eval);
+  eval->callback([ea] { run_eval(*ea); });
+
+  auto ba = std::make_shared<BenchArgs>();
+  auto* bench = qkan->add_subcommand("bench", "Time the model's forward, forward + backward and an Adam training step");
+  bench->add_option("--widths", ba->widths, "Layer widths, e.g. 64,64 or 8,16,1")->capture_default_str();
+  bench->add_option("--batch", ba->batch, "Rows per call")->check(CLI::PositiveNumber)->capture_default_str();
+  bench->add_option("--reps", ba->reps, "Circuit repetitions")->check(CLI::Range(1, 64))->capture_default_str();
+  bench->add_option("--dtype", ba->dtype, "Compute precision: f32 or f64")->check(CLI::IsMember({"f32", "f64"}))->capture_default_str();
+  bench->add_option("--threads", ba->threads, "CPU threads (default: OMP_NUM_THREADS, else every core)")->check(CLI::PositiveNumber);
+  bench->add_option("--repeats", ba->repeats, "Timed calls per measurement (the median is reported)")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  bench->add_option("--warmup", ba->warmup, "Untimed calls first")->check(CLI::Range(0, 1000000))->capture_default_str();
+  bench->add_option("--json", ba->json, "Also write the results as JSON to this file");
+  ba->flags.add_to(*bench);
+  bench->callback([ba] { run_bench(*ba); });
 }
 
 }  // namespace lockstep::cli

@@ -176,6 +176,18 @@ void check_targets(const Model& m, std::span<const double> t, std::int64_t B, Lo
 
 template <class T> void convert(const std::vector<double>& from, std::vector<T>& to) { to.assign(from.begin(), from.end()); }
 
+/// Σ_k a[k·sa]·b[k·sb] in double, over four interleaved partial sums (a fixed order, so the
+/// result is reproducible; four chains of additions run in parallel where one would wait on
+/// each add's latency). b == nullptr sums a alone.
+template <class A, class B> double strided_dot(const A* a, std::int64_t sa, const B* b, std::int64_t sb, std::int64_t n) {
+  double acc[4] = {0, 0, 0, 0};
+  std::int64_t k = 0;
+  for (; k + 4 <= n; k += 4)
+    for (int j = 0; j < 4; ++j) acc[j] += double(a[(k + j) * sa]) * (b ? double(b[(k + j) * sb]) : 1.0);
+  for (; k < n; ++k) acc[k % 4] += double(a[k * sa]) * (b ? double(b[k * sb]) : 1.0);
+  return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+}
+
 /// Sets up the workspace for a call on B rows of x: the layer tables, the chunks, and whether
 /// the chunks' first-layer base activation (and T copy of x) is still that of x. Returns that
 /// last answer; when it is no, the cache stays invalid until the call's chunks have all run
@@ -276,11 +288,12 @@ void chunk_forward(const Model& m, const Buffers<T>& buf, typename Buffers<T>::C
 template <class T>
 double row_loss(const T* y, const double* t, std::int64_t O, Loss kind, double n, T* gy, std::int64_t row) {
   if (kind == Loss::mse) {
+    const double slope = 2 / n;
     double s = 0;
     for (std::int64_t o = 0; o < O; ++o) {
       const double d = double(y[o]) - t[o];
       s += d * d;
-      if (gy) gy[o] = static_cast<T>(2 * d / n);
+      if (gy) gy[o] = static_cast<T>(slope * d);
     }
     return s;
   }
@@ -300,10 +313,8 @@ double loss_normaliser(const Model& m, std::int64_t B, Loss kind) {
   return kind == Loss::mse ? double(B * m.widths.back()) : double(B);
 }
 
-double sum_in_row_order(const std::vector<double>& terms, double n) {
-  double s = 0;
-  for (double v : terms) s += v;
-  return s / n;
+double sum_of_terms(const std::vector<double>& terms, double n) {
+  return strided_dot<double, double>(terms.data(), 1, nullptr, 0, static_cast<std::int64_t>(terms.size())) / n;
 }
 
 /// The backward of one chunk given ch.gy = dL/d(model output) for its rows: every layer's
@@ -353,9 +364,8 @@ void chunk_backward(const Model& m, const Buffers<T>& buf, typename Buffers<T>::
     // The layer sum: y += Σ_i (pb·W + base·bw·mask), so dL/dpw = (∂W + Σ_b gy·pb)·mask, dL/dpb
     // = Σ_b gy·W, dL/dbw = Σ_b gy·base·mask, and the base branch adds gy·bw·mask·base' to dL/dx.
     if (mo.postact_weight_trainable || mo.postact_bias_trainable) {
-      std::vector<double> colsum(O, 0.0);
-      for (std::int64_t b = 0; b < rows; ++b)
-        for (std::int64_t o = 0; o < O; ++o) colsum[o] += gy[b * O + o];
+      std::vector<double> colsum(O);
+      for (std::int64_t o = 0; o < O; ++o) colsum[o] = strided_dot<T, T>(gy.data() + o, O, nullptr, 0, rows);
       for (std::int64_t e = 0; e < O * I; ++e) {
         const double cs = colsum[e / I];
         if (mo.postact_weight_trainable) g.postact_weights[e] = (ch.gW[e] + cs * L.postact_bias[e]) * L.mask[e];
@@ -365,11 +375,8 @@ void chunk_backward(const Model& m, const Buffers<T>& buf, typename Buffers<T>::
     const std::vector<T>& base = ch.base[k];
     if (mo.ba_trainable)
       for (std::int64_t o = 0; o < O; ++o)
-        for (std::int64_t i = 0; i < I; ++i) {
-          double s = 0;
-          for (std::int64_t b = 0; b < rows; ++b) s += double(gy[b * O + o]) * base[b * I + i];
-          g.base_weight[o * I + i] = s * L.mask[o * I + i];
-        }
+        for (std::int64_t i = 0; i < I; ++i)
+          g.base_weight[o * I + i] = strided_dot(gy.data() + o, O, base.data() + i, I, rows) * L.mask[o * I + i];
     if (k > 0) {
       const std::vector<T>& slope = ch.slope[k];
       for (std::int64_t b = 0; b < rows; ++b)
@@ -439,7 +446,7 @@ double loss_and_gradient_in(const Model& m, std::span<const double> x, std::span
   });
   cache_filled(ws);
   sum_chunk_gradients(buf, grad);
-  return sum_in_row_order(ws.row_loss, n);
+  return sum_of_terms(ws.row_loss, n);
 }
 
 }  // namespace
@@ -468,7 +475,7 @@ double loss(const Model& m, std::span<const double> x, std::span<const double> t
   std::vector<double>& terms = ws.state().row_loss;
   for (std::int64_t b = 0; b < B; ++b)
     terms[b] = row_loss<double>(y.data() + b * O, targets.data() + b * tcols, O, kind, 1, nullptr, b);
-  return sum_in_row_order(terms, loss_normaliser(m, B, kind));
+  return sum_of_terms(terms, loss_normaliser(m, B, kind));
 }
 
 double loss_and_gradient(const Model& m, std::span<const double> x, std::span<const double> targets, std::int64_t B,

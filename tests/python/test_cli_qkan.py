@@ -20,6 +20,32 @@ def run(*args):
     return subprocess.run([CLI, *args], capture_output=True, text=True, timeout=120)
 
 
+def png_size(path):
+    """(width, height) of a PNG file, after checking its signature, its IHDR chunk's CRC and that
+    zlib inflates its image data to height rows of 1 + 3·width (RGB) or 1 + 4·width bytes."""
+    import struct
+    import zlib
+
+    data = open(path, "rb").read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG signature"
+    at, idat, size = 8, b"", None
+    while at < len(data):
+        (length,) = struct.unpack(">I", data[at:at + 4])
+        kind, body = data[at + 4:at + 8], data[at + 8:at + 8 + length]
+        (crc,) = struct.unpack(">I", data[at + 8 + length:at + 12 + length])
+        assert zlib.crc32(kind + body) == crc, f"bad CRC in {kind}"
+        if kind == b"IHDR":
+            size = struct.unpack(">II", body[:8])
+        elif kind == b"IDAT":
+            idat += body
+        at += 12 + length
+        if kind == b"IEND":
+            break
+    raw = zlib.decompress(idat)
+    assert size and len(raw) in (size[1] * (1 + 3 * size[0]), size[1] * (1 + 4 * size[0]))
+    return size
+
+
 def randomised_model(gen, width, **kw):
     """qkan.QKAN with every parameter drawn at random (the mask partly zero), so that no term of
     the layer sum can be wrong unnoticed. Loaded through load_state_dict, which is how qkan
@@ -79,7 +105,7 @@ def test_eval_bad_inputs_are_clear_errors(tmp_path):
         assert pattern in r.stderr, r.stderr
         assert not (tmp_path / "y.npy").exists()
 
-    fails(good + ["--input", str(tmp_path / "x3.npy")], "the model takes (B, 2)")
+    fails(good + ["--input", str(tmp_path / "x3.npy")], "has 3 columns; the model takes 2 inputs")
     fails(good + ["--input", str(tmp_path / "xi.npy")], "is not supported")
     fails(good + ["--input", str(tmp_path / "nope.npy")], "nope.npy")
     fails(good + ["--input", str(tmp_path / "x.npy"), "--base-activation", "swish"], "unknown base activation 'swish'")
@@ -104,7 +130,7 @@ def test_fit_writes_a_model_qkan_loads(tmp_path):
 
     model, hist = tmp_path / "m.safetensors", tmp_path / "h.csv"
     r = run("qkan", "fit", "--steps", "10", "--widths", "1,3,1", "--quiet", "--output", str(model),
-            "--history", str(hist))
+            "--history", str(hist), "--plot", "")
     assert r.returncode == 0, r.stderr
     rows = [line.split(",") for line in hist.read_text().splitlines()]
     assert rows[0] == ["step", "train_loss", "test_loss"] and len(rows) == 11
@@ -129,7 +155,7 @@ def test_fit_bad_options_are_clear_errors(tmp_path):
                           (["--optimizer", "sgd"], "--optimizer"), (["--range", "1", "1"], "input range"),
                           (["--widths", "2,1"], "the model takes 2")]:
         r = run("qkan", "fit", "--quiet", "--output", str(tmp_path / "m.safetensors"), "--history",
-                str(tmp_path / "h.csv"), *args)
+                str(tmp_path / "h.csv"), "--plot", str(tmp_path / "p.png"), *args)
         assert r.returncode == 2, (args, r.returncode, r.stderr)
         assert pattern in r.stderr, (args, r.stderr)
         assert not (tmp_path / "m.safetensors").exists()
@@ -151,9 +177,119 @@ def test_digits_from_the_cli(tmp_path):
     r = run("qkan", "fit", "--train-x", p("trx.npy"), "--train-y", p("try.npy"), "--test-x", p("tex.npy"),
             "--test-y", p("tey.npy"), "--loss", "cross_entropy", "--optimizer", "adam", "--lr", "0.01",
             "--steps", "300", "--batch", "128", "--widths", "64,10", "--quiet", "--output", p("m.safetensors"),
-            "--history", p("h.csv"))
+            "--history", p("h.csv"), "--plot", p("fit.png"))
     assert r.returncode == 0, r.stderr
+    assert png_size(p("fit.png")) == (1200, 800)
     r = run("qkan", "eval", "--model", p("m.safetensors"), "--input", p("tex.npy"), "--output", p("out.npy"))
     assert r.returncode == 0, r.stderr
     accuracy = (np.load(p("out.npy")).argmax(axis=1) == y[test]).mean()
     assert accuracy >= 0.95, f"test accuracy {accuracy:.3f}"
+
+
+def j0like_rows(n, seed):
+    x = np.random.default_rng(seed).uniform(0, 1, size=(n, 1))
+    return x, np.sinc(20 * x / np.pi)
+
+
+def test_csv_data_and_the_fit_figure(tmp_path):
+    """Data sets as CSV (with and without a header row) train as .npy ones do, `qkan eval` reads
+    and writes CSV, and the fit writes a valid PNG figure (none with --plot "")."""
+    p = lambda name: str(tmp_path / name)
+    (xtr, ytr), (xte, yte) = j0like_rows(200, 1), j0like_rows(100, 2)
+    np.savetxt(p("trx.csv"), xtr, delimiter=",", header="x", comments="")
+    np.savetxt(p("try.csv"), ytr, delimiter=",")
+    np.savetxt(p("tex.csv"), xte, delimiter=",", header="x", comments="")
+    np.savetxt(p("tey.csv"), yte, delimiter=",", header="y", comments="")
+    for name, arr in [("trx.npy", xtr), ("try.npy", ytr), ("tex.npy", xte), ("tey.npy", yte)]:
+        np.save(p(name), arr)
+    common = ["qkan", "fit", "--steps", "5", "--quiet"]
+    r = run(*common, "--train-x", p("trx.csv"), "--train-y", p("try.csv"), "--test-x", p("tex.csv"),
+            "--test-y", p("tey.csv"), "--output", p("c.safetensors"), "--history", p("c.csv"), "--plot", p("c.png"))
+    assert r.returncode == 0, r.stderr
+    assert png_size(p("c.png")) == (1200, 800)
+    r = run(*common, "--train-x", p("trx.npy"), "--train-y", p("try.npy"), "--test-x", p("tex.npy"),
+            "--test-y", p("tey.npy"), "--output", p("n.safetensors"), "--history", p("n.csv"), "--plot", "")
+    assert r.returncode == 0, r.stderr
+    assert sorted(f.name for f in tmp_path.glob("*.png")) == ["c.png"]
+    # The same numbers from either format give the same training run.
+    assert (tmp_path / "c.csv").read_text() == (tmp_path / "n.csv").read_text()
+    r = run("qkan", "eval", "--model", p("c.safetensors"), "--input", p("tex.csv"), "--output", p("y.csv"))
+    assert r.returncode == 0, r.stderr
+    r = run("qkan", "eval", "--model", p("c.safetensors"), "--input", p("tex.npy"), "--output", p("y.npy"))
+    assert r.returncode == 0, r.stderr
+    assert np.array_equal(np.loadtxt(p("y.csv"), delimiter=",").reshape(-1, 1), np.load(p("y.npy")))
+    # Bad CSV files name the line and column.
+    (tmp_path / "bad.csv").write_text("x\n0.5\n0.25\nabc\n")
+    (tmp_path / "ragged.csv").write_text("1,2\n3\n")
+    (tmp_path / "empty.csv").write_text("")
+    for name, pattern in [("bad.csv", "line 4, column 1: 'abc' is not a number"),
+                          ("ragged.csv", "line 2 has 1 cells, the first row has 2"),
+                          ("empty.csv", "the file is empty")]:
+        r = run("qkan", "eval", "--model", p("c.safetensors"), "--input", p(name), "--output", p("z.npy"))
+        assert r.returncode == 2 and pattern in r.stderr, (name, r.returncode, r.stderr)
+        r = run(*common, "--train-x", p(name), "--train-y", p("try.csv"), "--test-x", p("tex.csv"),
+                "--test-y", p("tey.csv"), "--output", p("z.safetensors"), "--history", p("z.csv"), "--plot", "")
+        assert r.returncode == 2 and pattern in r.stderr, (name, r.returncode, r.stderr)
+
+
+def test_bench_runs_and_writes_json(tmp_path):
+    import json
+
+    r = run("qkan", "bench", "--widths", "2,3,1", "--batch", "16", "--repeats", "3", "--warmup", "1",
+            "--dtype", "f64", "--threads", "1", "--json", str(tmp_path / "b.json"))
+    assert r.returncode == 0, r.stderr
+    assert "forward+backward" in r.stdout and "ns per circuit" in r.stdout
+    b = json.loads((tmp_path / "b.json").read_text())
+    assert b["widths"] == [2, 3, 1] and b["batch"] == 16 and b["circuits"] == 16 * (2 * 3 + 3)
+    assert [t["what"] for t in b["timings"]] == ["forward", "forward+backward", "training step (Adam)"]
+    assert all(0 < t["min_s"] <= t["median_s"] for t in b["timings"])
+    r = run("qkan", "bench", "--help")
+    assert r.returncode == 0 and "--widths" in r.stdout and "--json" in r.stdout
+
+
+@pytest.mark.parametrize("args,pattern", [
+    (["bench", "--widths", "0,3"], "--widths wants positive integers"),
+    (["bench", "--widths", "4"], "at least two widths"),
+    (["bench", "--batch", "0"], "--batch"),
+    (["bench", "--dtype", "f16"], "--dtype"),
+    (["bench", "--repeats", "0"], "--repeats"),
+    (["bench", "--threads", "0"], "--threads"),
+    (["bench", "--ansatz", "zz"], "unknown ansatz"),
+    (["bench", "--bogus"], "--bogus"),
+    (["fit", "--dtype", "f16"], "--dtype"),
+    (["fit", "--threads", "-1"], "--threads"),
+    (["fit", "--lr", "0"], "--lr"),
+    (["fit", "--loss", "hinge"], "--loss"),
+    (["fit", "--reps", "0"], "--reps"),
+    (["fit", "--init", "/nonexistent.safetensors"], "--init"),
+    (["fit", "--train-x", "/nonexistent.npy"], "--train-x"),
+    (["fit", "--train", "0"], "--train"),
+    (["eval", "--output", "y.npy"], "--model"),
+    (["eval", "--loss", "hinge"], "--loss"),
+])
+def test_bad_options_exit_2_with_the_option_named(tmp_path, args, pattern):
+    r = subprocess.run([CLI, "qkan", *args], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+    assert pattern in r.stderr, r.stderr
+    assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_bad_combinations_exit_2(tmp_path):
+    p = lambda name: str(tmp_path / name)
+    r = run("qkan", "fit", "--steps", "1", "--quiet", "--widths", "1,2,1", "--output", p("m.safetensors"),
+            "--history", p("h.csv"), "--plot", "")
+    assert r.returncode == 0, r.stderr
+    np.save(p("x.npy"), np.zeros((4, 1)))
+    np.save(p("t2.npy"), np.zeros((4, 2)))
+    for args, pattern in [
+        (["fit", "--init", p("m.safetensors"), "--reps", "2"], "disagrees with the 3 reps"),
+        (["fit", "--init", p("m.safetensors"), "--widths", "1,1"], "disagrees with the widths"),
+        (["eval", "--model", p("m.safetensors"), "--input", p("x.npy"), "--output", p("y.npy"), "--gradients",
+          p("g.safetensors")], "--gradients needs --targets"),
+        (["eval", "--model", p("m.safetensors"), "--input", p("x.npy"), "--output", p("y.npy"), "--targets",
+          p("t2.npy")], "expected 4x1"),
+    ]:
+        r = run("qkan", *args, *(["--quiet", "--output", p("o.safetensors"), "--history", p("o.csv"), "--plot", ""]
+                                 if args[0] == "fit" else []))
+        assert r.returncode == 2, (args, r.returncode, r.stderr)
+        assert pattern in r.stderr, (args, r.stderr)

@@ -92,7 +92,7 @@ enum class Loss { mse, cross_entropy };
 Loss parse_loss(std::string_view name);
 
 /// The loss of the model on a batch: x (B, widths[0]); targets (B, O) for mse, (B) class
-/// indices (integral values) for cross_entropy. The per-row terms are summed in row order.
+/// indices (integral values) for cross_entropy. The per-row terms are summed in one fixed order.
 double loss(const Model& model, std::span<const double> x, std::span<const double> targets, std::int64_t B, Loss kind,
             Workspace* workspace = nullptr);
 
