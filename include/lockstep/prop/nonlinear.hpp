@@ -44,11 +44,12 @@ class NonlinearBatch {
   NonlinearBatch(const NonlinearBatch&) = delete;
   NonlinearBatch& operator=(const NonlinearBatch&) = delete;
 
-  /// out[m] = N(in[m]) for m < physics.size() (≤ capacity). One call at a time per object (the
-  /// scratch rows are the object's). `in` and `out` hold rows of n
-  /// spectral values (FFT order), row m at m·n; they must not overlap. Each MemberPhysics must
-  /// belong to this grid's size. Rows aligned as fftw_malloc aligns are read directly; others
-  /// are copied first (same result).
+  /// out[m] = N(in[m]) for m < physics.size() (≤ capacity). `in` and `out` hold rows of n
+  /// spectral values (FFT order), row m at m·n; `out` may be `in` itself (each row is read
+  /// whole before its result is written) but must not overlap it otherwise. Each MemberPhysics
+  /// must belong to this grid's size. Rows aligned as fftw_malloc aligns are read directly;
+  /// others are copied first (same result). One call at a time per object (the scratch rows
+  /// are the object's).
   void evaluate(std::span<const MemberPhysics* const> physics, const std::complex<double>* in,
                 std::complex<double>* out);
 

@@ -179,6 +179,10 @@ TEST(PhysicsNonlinear, RepeatedEvaluationIsDeterministic) {
   batch.evaluate(members, in.data(), first.data());
   batch.evaluate(members, in.data(), second.data());
   EXPECT_EQ(first, second);
+  // In place (out = in): the same values.
+  Spectrum in_place = in;
+  batch.evaluate(members, in_place.data(), in_place.data());
+  EXPECT_EQ(in_place, first);
   EXPECT_EQ(batch.ffts_per_evaluation(kinds[0]), 4);
   EXPECT_EQ(batch.ffts_per_evaluation(kinds[1]), 2);
 }
