@@ -24,15 +24,11 @@ PhysicsProblem::PhysicsProblem(std::span<const Config* const> configs, int threa
     if (c->grid.points != g.points || c->grid.time_window != g.time_window ||
         c->grid.center_wavelength != g.center_wavelength)
       invalid_argument(kWhere, "member ", i, " has another grid than member 0");
-    if (c->window.time_edge != 0 || c->window.frequency_edge != 0)
-      invalid_argument(kWhere, "member ", i, ": window.time_edge / window.frequency_edge are not ",
-                       "available in the runners yet; set them to 0");
     physics_.push_back(make_physics(*c, grid_));
+    windows_.push_back(make_windows(c->window, grid_));
   }
   for (const auto& p : physics_) pointers_.push_back(&p);
   batch_ = std::make_unique<NonlinearBatch>(grid_, members(), threads);
-  omega_absolute_ = grid_.omega();
-  for (double& w : omega_absolute_) w += grid_.omega0();
   field_.resize(static_cast<std::size_t>(grid_.size()));
 }
 
@@ -58,30 +54,17 @@ std::int64_t PhysicsProblem::ffts_per_evaluation(std::int64_t member) const {
   return batch_->ffts_per_evaluation(physics(member));
 }
 
-Measures PhysicsProblem::measure(std::int64_t member, const Complex* spectrum) {
+FieldMeasures PhysicsProblem::measure(std::int64_t member, const Complex* spectrum) {
   (void)physics(member);
-  const std::int64_t n = grid_.size();
-  const double scale = grid_.dt() / static_cast<double>(n);
-  Measures m;
-  double weighted = 0, total = 0;
-  for (std::int64_t k = 0; k < n; ++k) {
-    const double p = std::norm(spectrum[k]);
-    const double w = omega_absolute_[static_cast<std::size_t>(k)];
-    total += p;
-    weighted += w * p;
-    m.photon_number += p / (kHbar * w);
-  }
-  m.energy = scale * total;
-  m.photon_number *= scale;
-  m.spectral_centroid = total > 0 ? weighted / total : grid_.omega0();
-  transform_.to_time(spectrum, field_.data());
-  for (const auto& a : field_) m.peak_power = std::max(m.peak_power, std::norm(a));
-  return m;
+  return prop::measure(spectrum, grid_, transform_, field_.data());
 }
 
-bool PhysicsProblem::apply_windows(std::int64_t member, Complex*) {
+bool PhysicsProblem::apply_windows(std::int64_t member, Complex* spectrum) {
   (void)physics(member);
-  return false;
+  const Windows& w = windows_[static_cast<std::size_t>(member)];
+  if (w.time.empty() && w.frequency.empty()) return false;
+  prop::apply_windows(w, transform_, spectrum);
+  return true;
 }
 
 }  // namespace lockstep::prop

@@ -145,7 +145,7 @@ class LockstepRun {
 
   void record_row(std::int64_t i, double z, double dz, double norm) {
     Member& m = member(i);
-    const Measures mm = problem_.measure(i, m.spectrum_.data());
+    const FieldMeasures mm = problem_.measure(i, m.spectrum_.data());
     Statistics& s = m.statistics_;
     s.z.push_back(z);
     s.dz.push_back(dz);

@@ -13,6 +13,9 @@ namespace {
 constexpr const char* kWhere = "prop.stepper";
 
 std::size_t idx(std::int64_t i) { return static_cast<std::size_t>(i); }
+
+// Complex values per element-wise pass below which the pass runs on the calling thread.
+constexpr std::int64_t kMinThreadedValues = std::int64_t{1} << 15;
 }  // namespace
 
 Stepper::Stepper(const Tableau& tableau, Problem& problem)
@@ -168,7 +171,15 @@ void Stepper::trial(std::int64_t first, std::int64_t count, double h) {
     invalid_argument(kWhere, "members [", first, ", ", first + count, ") outside [0, ", members_, ")");
   if (!(h > 0) || !std::isfinite(h)) invalid_argument(kWhere, "step length ", h, " m must be > 0");
   const int s = stages_;
+  // Element-wise passes are threaded across members only when a pass is large enough to pay
+  // for a parallel region (on a loaded machine a region over a few small rows costs more than
+  // the rows themselves). Each member's arithmetic is the same either way.
+  const bool threaded = count * n_ >= kMinThreadedValues;
   auto for_members = [&](auto&& body) {
+    if (!threaded) {
+      for (std::int64_t m = first; m < first + count; ++m) body(m);
+      return;
+    }
     parallel_for(count, [&](std::int64_t t, int) { body(first + t); });
   };
   auto make_k = [&](int stage) {

@@ -11,6 +11,7 @@
 #include "lockstep/prop/nonlinear.hpp"
 #include "lockstep/prop/physics.hpp"
 #include "lockstep/prop/problem.hpp"
+#include "lockstep/prop/pulse.hpp"
 #include "lockstep/prop/transform.hpp"
 
 namespace lockstep::prop {
@@ -26,9 +27,9 @@ class PhysicsProblem : public Problem {
   std::span<const Complex> linear(std::int64_t member) const override;
   void nonlinear(std::int64_t first, std::int64_t count, const Complex* in, Complex* out) override;
   std::int64_t ffts_per_evaluation(std::int64_t member) const override;
-  /// Energy dt/n·Σ|Ã|² (J, Parseval), photon number Σ_k dt/n·|Ã_k|²/(ħω_k) (photons), peak
-  /// power max|A|² (W, one inverse transform), spectral centroid Σω_k|Ã_k|²/Σ|Ã_k|² (rad/s).
-  Measures measure(std::int64_t member, const Complex* spectrum) override;
+  /// measures.hpp's four measures (one inverse transform for the peak power).
+  FieldMeasures measure(std::int64_t member, const Complex* spectrum) override;
+  /// The member's super-Gaussian windows (pulse.hpp), when configured.
   bool apply_windows(std::int64_t member, Complex* spectrum) override;
 
   const Grid& grid() const { return grid_; }
@@ -40,8 +41,8 @@ class PhysicsProblem : public Problem {
   std::vector<const MemberPhysics*> pointers_;
   std::unique_ptr<NonlinearBatch> batch_;
   SpectralTransform transform_;
-  std::vector<double> omega_absolute_;  // FFT order, rad/s
-  std::vector<Complex> field_;          // scratch for measure()
+  std::vector<Windows> windows_;
+  std::vector<Complex> field_;  // scratch for measure()
 };
 
 }  // namespace lockstep::prop

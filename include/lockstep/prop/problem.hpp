@@ -8,17 +8,11 @@
 #include <cstdint>
 #include <span>
 
+#include "lockstep/prop/measures.hpp"
+
 namespace lockstep::prop {
 
 using Complex = std::complex<double>;
-
-/// Scalar measures of one field, for the statistics (SI units).
-struct Measures {
-  double energy = 0;             ///< J
-  double photon_number = 0;      ///< ∝ ∫|Ã|²/ω dω
-  double peak_power = 0;         ///< W
-  double spectral_centroid = 0;  ///< rad/s, absolute
-};
 
 /// The problems of the members of one batch, indexed 0 … members() − 1. Spectra are rows of
 /// points() values in FFT order.
@@ -37,7 +31,7 @@ class Problem {
   /// One-dimensional FFTs one evaluation of N costs for `member` (the ledger counts them).
   virtual std::int64_t ffts_per_evaluation(std::int64_t member) const = 0;
   /// The statistics' measures of `member`'s spectrum.
-  virtual Measures measure(std::int64_t member, const Complex* spectrum) = 0;
+  virtual FieldMeasures measure(std::int64_t member, const Complex* spectrum) = 0;
   /// Applies `member`'s configured windows to `spectrum` in place after an accepted step;
   /// returns whether anything was changed (false: no windows configured).
   virtual bool apply_windows(std::int64_t member, Complex* spectrum) = 0;

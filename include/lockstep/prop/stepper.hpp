@@ -23,7 +23,9 @@
 #pragma once
 
 #include <complex>
+#include <cstddef>
 #include <cstdint>
+#include <new>
 #include <vector>
 
 #include "lockstep/prop/controller.hpp"
@@ -31,6 +33,25 @@
 #include "lockstep/prop/tableau.hpp"
 
 namespace lockstep::prop {
+
+/// Allocates on 64-byte boundaries, so that every row of an even number of complex values
+/// starts aligned: the FFT plans of NonlinearBatch then read every row directly (a misaligned
+/// row takes a copying path whose rounding may differ, which would break the bit-identity of a
+/// member alone and in a batch).
+template <class T>
+struct AlignedAllocator {
+  using value_type = T;
+  static constexpr std::size_t kAlignment = 64;
+  AlignedAllocator() = default;
+  template <class U>
+  AlignedAllocator(const AlignedAllocator<U>&) {}
+  T* allocate(std::size_t n) {
+    return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{kAlignment}));
+  }
+  void deallocate(T* p, std::size_t) { ::operator delete(p, std::align_val_t{kAlignment}); }
+  template <class U>
+  bool operator==(const AlignedAllocator<U>&) const { return true; }
+};
 
 class Stepper {
  public:
@@ -71,6 +92,7 @@ class Stepper {
   static std::int64_t bytes_per_member(const Tableau& tableau, std::int64_t points);
 
  private:
+  using Rows = std::vector<Complex, AlignedAllocator<Complex>>;
   struct Term {
     int stage;
     double weight;  // multiplied by h
@@ -104,8 +126,8 @@ class Stepper {
     return exponentials_.data() + (member * static_cast<std::int64_t>(deltas_.size()) + index) * n_;
   }
 
-  Complex* row(std::vector<Complex>& v, std::int64_t member) { return v.data() + member * n_; }
-  const Complex* row(const std::vector<Complex>& v, std::int64_t member) const {
+  Complex* row(Rows& v, std::int64_t member) { return v.data() + member * n_; }
+  const Complex* row(const Rows& v, std::int64_t member) const {
     return v.data() + member * n_;
   }
 
@@ -123,8 +145,8 @@ class Stepper {
   std::vector<double> deltas_;     // the distinct exponents x of D(xh)
 
   // Per member rows (members_ × n_), per stage rows (stages_ × members_ × n_).
-  std::vector<Complex> y_, candidate_, frame_, inputs_, scratch_;
-  std::vector<Complex> n_values_, k_values_, exponentials_;
+  Rows y_, candidate_, frame_, inputs_, scratch_;
+  Rows n_values_, k_values_, exponentials_;
   std::vector<double> cached_h_, trial_h_, norm_;
   std::vector<char> finite_, fsal_ready_, fsal_pending_;
   std::vector<ErrorControl> control_;

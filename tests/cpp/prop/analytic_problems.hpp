@@ -49,8 +49,8 @@ class PointwiseKerr : public Problem {
     }
   }
   std::int64_t ffts_per_evaluation(std::int64_t) const override { return 2; }
-  Measures measure(std::int64_t, const Complex* s) override {
-    Measures m;
+  FieldMeasures measure(std::int64_t, const Complex* s) override {
+    FieldMeasures m{0, 0, 0, 0};
     for (std::int64_t i = 0; i < n_; ++i) {
       m.energy += std::norm(s[i]);
       m.photon_number += std::norm(s[i]) / (10.0 + static_cast<double>(i));
