@@ -236,7 +236,10 @@ class Reader {
     if (H5Pset_fapl_core(fapl.get(), 1 << 20, false) < 0 ||
         H5Pset_file_image(fapl.get(), const_cast<std::uint8_t*>(image.data()), image.size()) < 0)
       runtime_failure(kWhere, source_, ": HDF5 cannot take the file image: ", io::h5::take_error_stack());
-    file_ = Id(H5Fopen(source_.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose);
+    // The core driver refuses to open an image under the name of an existing file; below a
+    // regular file no path exists.
+    const std::string name = source_ + "/(image)";
+    file_ = Id(H5Fopen(name.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose);
     if (!file_.valid()) bad("not a readable HDF5 file: ", io::h5::take_error_stack());
   }
 
@@ -258,7 +261,9 @@ class Reader {
     if (H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) <= 0)
       bad(path, " is not a variable-length string");
     expect_dims(set, path, {});
+    // HDF5 converts no string between character sets: read in the file's (ASCII or UTF-8).
     const Id mem = string_type();
+    H5Tset_cset(mem.get(), H5Tget_cset(type.get()));
     char* text = nullptr;
     if (H5Dread(set.get(), mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, &text) < 0)
       bad("cannot read ", path, ": ", io::h5::take_error_stack());
