@@ -17,13 +17,16 @@ namespace {
 
 constexpr std::string_view kWhere = "qkan.model";
 
-/// The values of `name`, which must have shape `want`.
+/// The values of `name`, which must have shape `want` and finite values.
 std::vector<double> take(const safetensors::File& f, const std::string& name, const Shape& want) {
   const auto it = f.tensors.find(name);
   if (it == f.tensors.end()) invalid_argument(kWhere, "the model file has no tensor '", name, "'");
   if (it->second.shape != want)
     invalid_argument(kWhere, "'", name, "' has shape ", to_string(it->second.shape), ", expected ", to_string(want));
-  return safetensors::to_values<double>(it->second, name);
+  std::vector<double> v = safetensors::to_values<double>(it->second, name);
+  for (std::size_t k = 0; k < v.size(); ++k)
+    if (!std::isfinite(v[k])) invalid_argument(kWhere, "'", name, "' holds a non-finite value (", v[k], ") at index ", k);
+  return v;
 }
 
 }  // namespace
@@ -527,6 +530,22 @@ Model from_safetensors(const safetensors::File& f, const ModelOptions& options) 
     m.layers.push_back(std::move(L));
   }
   if (m.layers.empty()) invalid_argument(kWhere, "the model file has no 'layers.0.theta'");
+  // Strict, as torch's load_state_dict: a tensor the model does not read means the file is not
+  // the model it seems to be (another architecture, a missing layer between others, damage).
+  for (const auto& [name, tensor] : f.tensors) {
+    const auto dot = name.find('.', 7);
+    std::size_t layer = m.layers.size();
+    if (name.starts_with("layers.") && dot != std::string::npos) {
+      const std::string index = name.substr(7, dot - 7);
+      if (!index.empty() && index.size() < 10 && std::all_of(index.begin(), index.end(), [](char c) { return c >= '0' && c <= '9'; })) layer = std::stoul(index);
+    }
+    const std::string field = dot == std::string::npos ? "" : name.substr(dot + 1);
+    const bool known = field == "theta" || field == "preacts_weight" || field == "preacts_bias" || field == "base_weight" ||
+                       field == "postact_weights" || field == "postact_bias" || field == "mask";
+    if (layer >= m.layers.size() || !known || name != "layers." + std::to_string(layer) + "." + field)
+      invalid_argument(kWhere, "the model file has a tensor '", name, "' that is not a parameter of a ", m.layers.size(),
+                       "-layer QKAN model");
+  }
   return m;
 }
 

@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
 #include <random>
 #include <string>
 
@@ -289,6 +292,241 @@ TEST(QkanModel, Float32EvaluationTracksFloat64) {
   EXPECT_NEAR(l32, l64, 1e-5 * l64);
   EXPECT_LT(max_rel_diff(g32, g64), 1e-4);
   EXPECT_GT(max_rel_diff(g32, g64), 0.0);  // it did compute in float32
+}
+
+/// One tensor entry of a hand-written safetensors header.
+struct Entry {
+  std::string name, dtype;
+  Shape shape;
+  std::uint64_t begin, end;
+};
+
+/// A safetensors file written by hand from its parts, so that the fuzzer below can make files
+/// that safetensors::serialize would refuse to write: any dtype, shape or byte range.
+std::vector<std::uint8_t> hand_written(const std::vector<Entry>& entries, const std::map<std::string, std::string>& meta,
+                                       const std::vector<std::uint8_t>& data) {
+  std::string h = "{";
+  if (!meta.empty()) {
+    h += "\"__metadata__\":{";
+    bool first = true;
+    for (const auto& [k, v] : meta) h += (first ? "" : ",") + ("\"" + k + "\":\"" + v + "\""), first = false;
+    h += "},";
+  }
+  for (const Entry& e : entries) {
+    h += "\"" + e.name + "\":{\"dtype\":\"" + e.dtype + "\",\"shape\":[";
+    for (std::size_t k = 0; k < e.shape.size(); ++k) h += (k ? "," : "") + std::to_string(e.shape[k]);
+    h += "],\"data_offsets\":[" + std::to_string(e.begin) + "," + std::to_string(e.end) + "]},";
+  }
+  if (h.back() == ',') h.pop_back();
+  h += "}";
+  while (h.size() % 8) h += ' ';
+  std::vector<std::uint8_t> out;
+  out.reserve(8 + h.size() + data.size());
+  for (int k = 0; k < 8; ++k) out.push_back(static_cast<std::uint8_t>(std::uint64_t(h.size()) >> (8 * k)));  // little-endian
+  out.insert(out.end(), h.begin(), h.end());
+  out.insert(out.end(), data.begin(), data.end());
+  return out;
+}
+
+/// The parts of a valid model file: its entries (name order, back to back) and data.
+struct Parts {
+  std::vector<Entry> entries;
+  std::map<std::string, std::string> meta;
+  std::vector<std::uint8_t> data;
+};
+Parts parts_of(const safetensors::File& f) {
+  Parts p;
+  p.meta = f.metadata;
+  for (const auto& [name, t] : f.tensors) {
+    p.entries.push_back({name, t.dtype, t.shape, p.data.size(), p.data.size() + t.bytes.size()});
+    p.data.insert(p.data.end(), t.bytes.begin(), t.bytes.end());
+  }
+  return p;
+}
+
+/// Loads a file the way `lockstep qkan eval` does. Returns the error message, empty if it loaded.
+std::string load_error(const std::vector<std::uint8_t>& bytes, Model* loaded = nullptr) {
+  try {
+    const safetensors::File f = safetensors::parse(bytes, "fuzz.safetensors");
+    Model m = from_safetensors(f, options_from_metadata(f, ModelOptions{}));
+    if (loaded) *loaded = std::move(m);
+    return "";
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+}
+
+bool same_parameters(const Model& a, const Model& b) {
+  if (a.widths != b.widths || a.reps != b.reps || a.layers.size() != b.layers.size()) return false;
+  for (std::size_t k = 0; k < a.layers.size(); ++k) {
+    const LayerParams &x = a.layers[k], &y = b.layers[k];
+    if (x.theta != y.theta || x.preacts_weight != y.preacts_weight || x.preacts_bias != y.preacts_bias ||
+        x.base_weight != y.base_weight || x.postact_weights != y.postact_weights || x.postact_bias != y.postact_bias ||
+        x.mask != y.mask)
+      return false;
+  }
+  return true;
+}
+
+/// 2000 mutations of a valid model file. Structural damage (truncation; a wrong dtype or
+/// shape; overlapping, reversed or out-of-range offsets; a huge header length; a missing or an
+/// extra tensor; layers whose widths do not chain; bad option values; a non-finite weight) must
+/// be refused with a clear error. A random byte flip must be refused too, unless it leaves a
+/// valid model: then it either hit the data region, and exactly the weight holding that byte
+/// changed, or it hit a part of the header that carries no tensor (a metadata key, which reads
+/// as absent), and the weights are the original's.
+TEST(QkanModel, FuzzedModelFilesAreRefusedClearly) {
+  Model base = random_model({3, 4, 2}, 2, 51);
+  base.options.preacts_trainable = true;
+  const safetensors::File good = to_safetensors(base, DType::f32);
+  const std::vector<std::uint8_t> bytes = safetensors::serialize(good);
+  Model original;
+  ASSERT_EQ(load_error(bytes, &original), "");
+  const Parts parts = parts_of(good);
+  Model rewritten;  // the hand writer is faithful: unchanged parts load to the same model
+  ASSERT_EQ(load_error(hand_written(parts.entries, parts.meta, parts.data), &rewritten), "");
+  ASSERT_TRUE(same_parameters(rewritten, original));
+  std::uint64_t header_len = 0;
+  std::memcpy(&header_len, bytes.data(), 8);
+  const std::size_t data_start = 8 + header_len;
+
+  std::mt19937_64 rng(2024);
+  auto pick = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
+  int refused = 0, loaded_data_flip = 0, loaded_header_flip = 0;
+  auto must_refuse = [&](const std::vector<std::uint8_t>& file, const std::string& what) {
+    const std::string err = load_error(file);
+    EXPECT_FALSE(err.empty()) << "loaded: " << what;
+    EXPECT_EQ(err.rfind("[", 0), 0u) << what << ": " << err;  // "[where] reason"
+    EXPECT_GT(err.size(), 20u) << what << ": " << err;
+    ++refused;
+  };
+  for (int trial = 0; trial < 2000; ++trial) {
+    Parts p = parts;
+    Entry& e = p.entries[pick(p.entries.size())];
+    switch (trial % 12) {
+      case 0: {  // truncation
+        const std::size_t len = pick(bytes.size());
+        must_refuse(std::vector<std::uint8_t>(bytes.begin(), bytes.begin() + len), "truncated to " + std::to_string(len));
+        break;
+      }
+      case 1:
+      case 2:
+      case 3: {  // one random byte flipped anywhere
+        std::vector<std::uint8_t> file = bytes;
+        const std::size_t at = pick(file.size());
+        file[at] ^= static_cast<std::uint8_t>(1 + pick(255));
+        Model m;
+        const std::string err = load_error(file, &m);
+        if (!err.empty()) {
+          EXPECT_EQ(err.rfind("[", 0), 0u) << err;
+          ++refused;
+        } else if (at >= data_start) {
+          // The weights differ from the original's in exactly one value.
+          int changed = 0;
+          for (std::size_t k = 0; k < m.layers.size(); ++k)
+            for (auto field : {&LayerParams::theta, &LayerParams::preacts_weight, &LayerParams::preacts_bias,
+                               &LayerParams::base_weight, &LayerParams::postact_weights, &LayerParams::postact_bias,
+                               &LayerParams::mask})
+              for (std::size_t i = 0; i < (m.layers[k].*field).size(); ++i)
+                changed += (m.layers[k].*field)[i] != (original.layers[k].*field)[i];
+          EXPECT_EQ(changed, 1) << "flip at byte " << at;
+          ++loaded_data_flip;
+        } else {
+          EXPECT_TRUE(same_parameters(m, original)) << "a header flip at byte " << at << " changed the weights";
+          ++loaded_header_flip;
+        }
+        break;
+      }
+      case 4: {  // a wrong or unknown dtype for the same bytes
+        const char* dtypes[] = {"F16", "BF16", "I32", "F64", "I64", "U8", "X9", ""};
+        e.dtype = dtypes[pick(8)];
+        must_refuse(hand_written(p.entries, p.meta, p.data), e.name + " as dtype " + e.dtype);
+        break;
+      }
+      case 5: {  // a wrong shape: one dimension off, one more, one fewer, or astronomically large
+        const int how = static_cast<int>(pick(4));
+        if (how == 0) e.shape[pick(e.shape.size())] += 1;
+        if (how == 1) e.shape.push_back(1 + static_cast<std::int64_t>(pick(3)));
+        if (how == 2) e.shape.pop_back();
+        if (how == 3) e.shape[pick(e.shape.size())] = std::int64_t{1} << 62;
+        if (how == 1 && e.shape.back() == 1) e.shape.back() = 2;  // (…, 1) would keep the byte count
+        must_refuse(hand_written(p.entries, p.meta, p.data), e.name + " with shape " + lockstep::to_string(e.shape));
+        break;
+      }
+      case 6: {  // offsets: overlapping a neighbour, reversed, or past the data
+        const int how = static_cast<int>(pick(3));
+        const std::uint64_t shift = 4 * (1 + pick(8));
+        if (how == 0) e.begin = e.begin >= shift ? e.begin - shift : e.begin + shift, e.end = e.begin + (e.end - e.begin);
+        if (how == 1) std::swap(e.begin, e.end);
+        if (how == 2) e.end = p.data.size() + 4 * (1 + pick(1000)), e.begin = e.end - 4;
+        if (how == 1 && e.begin == e.end) e.end = 0, e.begin = 4;
+        must_refuse(hand_written(p.entries, p.meta, p.data), e.name + " with offsets [" + std::to_string(e.begin) + ", " +
+                                                                  std::to_string(e.end) + "]");
+        break;
+      }
+      case 7: {  // a header length past the file, past the limit, or near 2^64
+        std::vector<std::uint8_t> file = bytes;
+        const std::uint64_t lens[] = {bytes.size(), safetensors::kMaxHeaderBytes + 1 + pick(1000), ~std::uint64_t{0} - pick(9),
+                                      std::uint64_t{1} << (33 + pick(30))};
+        const std::uint64_t n = lens[pick(4)];
+        std::memcpy(file.data(), &n, 8);
+        must_refuse(file, "header length " + std::to_string(n));
+        break;
+      }
+      case 8: {  // a missing tensor, its bytes removed too (a valid safetensors file)
+        const std::size_t gone = pick(p.entries.size());
+        const std::uint64_t b = p.entries[gone].begin, len = p.entries[gone].end - b;
+        p.data.erase(p.data.begin() + static_cast<std::ptrdiff_t>(b), p.data.begin() + static_cast<std::ptrdiff_t>(b + len));
+        const std::string name = p.entries[gone].name;
+        p.entries.erase(p.entries.begin() + static_cast<std::ptrdiff_t>(gone));
+        for (Entry& o : p.entries)
+          if (o.begin > b) o.begin -= len, o.end -= len;
+        must_refuse(hand_written(p.entries, p.meta, p.data), "without " + name);
+        break;
+      }
+      case 9: {  // an extra tensor with valid bytes
+        const char* names[] = {"layers.2.theta", "layers.0.extra", "head.weight", "layers.00.theta", "layers.1"};
+        const std::string name = names[pick(5)];
+        p.entries.push_back({name, "F32", {2}, p.data.size(), p.data.size() + 8});
+        p.data.insert(p.data.end(), 8, 0);
+        must_refuse(hand_written(p.entries, p.meta, p.data), "with an extra '" + name + "'");
+        break;
+      }
+      case 10: {  // layers whose widths do not chain: layer 1 rebuilt for 3 or 5 inputs
+        Model other = base;
+        LayerParams& L = other.layers[1];
+        L.in = pick(2) ? 3 : 5;
+        const std::int64_t E = L.in * L.out;
+        L.theta.assign(E * 3 * 2, 0.1), L.preacts_weight.assign(E * 2, 1), L.preacts_bias.assign(E * 2, 0);
+        for (auto* v : {&L.base_weight, &L.postact_weights, &L.postact_bias, &L.mask}) v->assign(E, 0.5);
+        must_refuse(safetensors::serialize(to_safetensors(other, DType::f32)), "layer 1 with " + std::to_string(L.in) + " inputs");
+        break;
+      }
+      case 11: {  // a bad option value in the metadata, or a non-finite weight
+        if (pick(2)) {
+          const char* keys[] = {"ansatz", "preacts_trainable", "fast_measure", "base_activation"};
+          const std::string key = keys[pick(4)];
+          p.meta[key] = key == "ansatz" || key == "base_activation" ? "unknown" : "yes";
+          must_refuse(hand_written(p.entries, p.meta, p.data), "metadata " + key);
+        } else {
+          const float bad[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                               -std::numeric_limits<float>::infinity()};
+          const float v = bad[pick(3)];
+          const std::size_t at = e.begin + 4 * pick((e.end - e.begin) / 4);
+          std::memcpy(p.data.data() + at, &v, 4);
+          must_refuse(hand_written(p.entries, p.meta, p.data), e.name + " holding " + std::to_string(v));
+        }
+        break;
+      }
+    }
+  }
+  // Flips that leave a valid model do occur (most data bytes); the counts show every branch ran.
+  EXPECT_GT(refused, 1000);
+  EXPECT_GT(loaded_data_flip, 100);
+  std::printf("fuzz: %d refused, %d loaded after a data flip, %d after a header flip\n", refused, loaded_data_flip,
+              loaded_header_flip);
 }
 
 TEST(QkanModel, ActivationsMatchTheirDefinitions) {

@@ -105,8 +105,9 @@ double loss_and_gradient(const Model& model, std::span<const double> x, std::spa
                          std::int64_t B, Loss kind, std::vector<LayerParams>& grad, Workspace* workspace = nullptr);
 
 /// The model in a safetensors file of qkan's state_dict ("layers.{k}.theta", ...). Widths and
-/// reps come from the shapes; every layer must have all seven tensors in natural shapes and
-/// consistent widths, or std::invalid_argument names what is wrong.
+/// reps come from the shapes; every layer must have all seven tensors (F32 or F64) in natural
+/// shapes with finite values and consistent widths, and the file no other tensor, or
+/// std::invalid_argument names what is wrong.
 Model from_safetensors(const safetensors::File& file, const ModelOptions& options);
 /// The state_dict of `model` in `dtype` (F32 or F64), ready for safetensors::save, with the
 /// model's options in the file's metadata (keys "ansatz", "preacts_trainable", "fast_measure",
@@ -114,7 +115,8 @@ Model from_safetensors(const safetensors::File& file, const ModelOptions& option
 safetensors::File to_safetensors(const Model& model, DType dtype);
 
 /// `defaults` with every option the file's metadata names replaced by its value (files written
-/// by qkan carry none); a malformed value is a std::invalid_argument naming the key.
+/// by qkan carry none); a malformed value is a std::invalid_argument naming the key. Other
+/// metadata keys are ignored (other writers add their own).
 ModelOptions options_from_metadata(const safetensors::File& file, ModelOptions defaults);
 
 }  // namespace lockstep::qkan
