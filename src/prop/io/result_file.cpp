@@ -12,6 +12,7 @@
 #include <numbers>
 #include <string>
 
+#include "../fftw_support.hpp"  // fftw_planner_mutex(), shared with the numerics
 #include "hdf5_handles.hpp"
 #include "lockstep/core/error.hpp"
 #include "lockstep/core/files.hpp"
@@ -138,12 +139,6 @@ class Writer {
 
   Id file_;
 };
-
-/// FFTW's planner (plan creation and destruction) is not thread-safe; execution is.
-std::mutex& fftw_planner_mutex() {
-  static std::mutex mutex;
-  return mutex;
-}
 
 /// A(T) of every plane: FFTW_FORWARD of Ã (FFT order) divided by n, the grid's convention.
 std::vector<Complex> time_domain(const Planes& planes, std::int64_t n) {
