@@ -138,12 +138,12 @@ struct FitArgs {
   qkan::FitOptions fit;
   std::string loss = "mse";
   std::string dtype = "f64";
-  std::string output = "qkan_fit.safetensors", history = "qkan_fit_history.csv", plot = "qkan_fit.png";
+  std::string output = "qkan_fit.safetensors", history = "qkan_fit_history.csv", plot;
   std::string init;     // start from this model file's weights instead of a fresh initialisation
   std::string summary;  // JSON with the final losses, evaluations and time
   int threads = 0;
   ModelFlags flags;
-  CLI::Option *widths_opt = nullptr, *reps_opt = nullptr;
+  CLI::Option *widths_opt = nullptr, *reps_opt = nullptr, *plot_opt = nullptr;
 };
 
 qkan::Dataset load_dataset(const FitArgs& a) {
@@ -194,6 +194,7 @@ void write_plot(const FitArgs& a, const qkan::Model& model, const qkan::Dataset&
 
 void run_fit(FitArgs a) {
   if (a.threads > 0) set_num_threads(a.threads);
+  if (!a.plot_opt->count()) a.plot = std::filesystem::path(a.output).replace_extension(".png").string();
   const qkan::Loss loss = qkan::parse_loss(a.loss);
   const qkan::Dataset d = load_dataset(a);
   std::int64_t outputs = d.n_out;
@@ -416,7 +417,9 @@ void add_qkan_commands(CLI::App& app) {
   fit->add_option("--seed", fa->fit.seed, "Seed of the data, the initialisation and the batches")->capture_default_str();
   fit->add_option("--output", fa->output, "Model file to write (safetensors)")->capture_default_str();
   fit->add_option("--history", fa->history, "Loss history to write (CSV: step, train, test)")->capture_default_str();
-  fit->add_option("--plot", fa->plot, "Figure of the fit and the loss history to write (PNG; \"\" for none)")->capture_default_str();
+  fa->plot_opt = fit->add_option("--plot", fa->plot,
+                                 "Figure of the fit and the loss history to write (PNG; default: --output's path with .png, "
+                                 "qkan_fit.png; \"\" for none)");
   fit->add_option("--summary", fa->summary, "Also write the final losses, evaluations and time as JSON to this file");
   fit->add_option("--threads", fa->threads, "CPU threads (default: OMP_NUM_THREADS, else every core)")->check(CLI::PositiveNumber);
   fit->add_flag("--quiet", [fa](std::int64_t) { fa->fit.progress = false; }, "No progress line");

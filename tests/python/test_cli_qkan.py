@@ -211,6 +211,10 @@ def test_csv_data_and_the_fit_figure(tmp_path):
             "--test-y", p("tey.npy"), "--output", p("n.safetensors"), "--history", p("n.csv"), "--plot", "")
     assert r.returncode == 0, r.stderr
     assert sorted(f.name for f in tmp_path.glob("*.png")) == ["c.png"]
+    # Without --plot, the figure goes beside the model file.
+    r = run(*common, "--output", p("d.safetensors"), "--history", p("d.csv"))
+    assert r.returncode == 0, r.stderr
+    assert png_size(p("d.png")) == (1200, 800)
     # The same numbers from either format give the same training run.
     assert (tmp_path / "c.csv").read_text() == (tmp_path / "n.csv").read_text()
     r = run("qkan", "eval", "--model", p("c.safetensors"), "--input", p("tex.csv"), "--output", p("y.csv"))
