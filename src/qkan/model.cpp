@@ -276,12 +276,15 @@ void chunk_forward(const Model& m, const Buffers<T>& buf, typename Buffers<T>::C
     contract_forward(opt, const_view(in, {rows, I}), const_view(t.theta.data(), {O, I, R, K}),
                      const_view(t.w.data(), {O, I, m.reps}), const_view(t.c.data(), {O, I, m.reps}),
                      const_view(t.W.data(), {O, I}), mut_view(y.data(), {rows, O}));
-    for (std::int64_t b = 0; b < rows; ++b)
-      for (std::int64_t o = 0; o < O; ++o) {
-        T s = t.bias[o];
-        for (std::int64_t i = 0; i < I; ++i) s += base[b * I + i] * t.base_w[o * I + i];
-        y[b * O + o] += s;
+    // y += bias + Σ_i base·bw·mask, rows innermost (contiguous, so vectorised, for O = I = 1).
+    for (std::int64_t o = 0; o < O; ++o) {
+      const T bias = t.bias[o];
+      for (std::int64_t b = 0; b < rows; ++b) y[b * O + o] += bias;
+      for (std::int64_t i = 0; i < I; ++i) {
+        const T w = t.base_w[o * I + i];
+        for (std::int64_t b = 0; b < rows; ++b) y[b * O + o] += base[b * I + i] * w;
       }
+    }
     in = y.data();
   }
 }
@@ -310,6 +313,19 @@ double row_loss(const T* y, const double* t, std::int64_t O, Loss kind, double n
   if (gy)
     for (std::int64_t o = 0; o < O; ++o) gy[o] = static_cast<T>((std::exp(double(y[o]) - mx) / z - (o == target ? 1 : 0)) / n);
   return mx + std::log(z) - double(y[target]);
+}
+
+/// row_loss over `rows` rows of outputs y and targets t into terms[0, rows) and gy, the loss
+/// kind decided once for the chunk rather than per row.
+template <class T>
+void chunk_loss(const T* y, const double* t, std::int64_t rows, std::int64_t O, Loss kind, double n, T* gy, double* terms,
+                std::int64_t first_row) {
+  if (kind == Loss::mse) {
+    for (std::int64_t b = 0; b < rows; ++b) terms[b] = row_loss<T>(y + b * O, t + b * O, O, Loss::mse, n, gy + b * O, first_row + b);
+  } else {
+    for (std::int64_t b = 0; b < rows; ++b)
+      terms[b] = row_loss<T>(y + b * O, t + b, O, Loss::cross_entropy, n, gy + b * O, first_row + b);
+  }
 }
 
 double loss_normaliser(const Model& m, std::int64_t B, Loss kind) {
@@ -441,10 +457,7 @@ double loss_and_gradient_in(const Model& m, std::span<const double> x, std::span
     const T* x0 = batch_rows<T>(ws, x, r0, I);
     chunk_forward<T>(m, buf, ch, x0, rows, base0_valid, true);
     ch.gy.resize(rows * O);
-    const std::vector<T>& y = ch.out.back();
-    for (std::int64_t b = 0; b < rows; ++b)
-      ws.row_loss[r0 + b] =
-          row_loss<T>(y.data() + b * O, targets.data() + (r0 + b) * tcols, O, kind, n, ch.gy.data() + b * O, r0 + b);
+    chunk_loss<T>(ch.out.back().data(), targets.data() + r0 * tcols, rows, O, kind, n, ch.gy.data(), ws.row_loss.data() + r0, r0);
     chunk_backward<T>(m, buf, ch, x0, rows);
   });
   cache_filled(ws);
