@@ -6,7 +6,6 @@
 #include <cctype>
 #include <cmath>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <toml++/toml.h>
 #include <type_traits>
@@ -18,7 +17,6 @@
 #include "lockstep/core/files.hpp"
 #include "lockstep/core/npy.hpp"
 #include "lockstep/prop/config_hash.hpp"
-#include "lockstep/prop/grid.hpp"
 #include "recipe_fields.hpp"
 #include "units.hpp"
 

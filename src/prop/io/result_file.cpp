@@ -228,6 +228,7 @@ class Reader {
  public:
   Reader(std::span<const std::uint8_t> image, std::string source) : source_(std::move(source)), limit_(image.size()) {
     Id fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+    // HDF5 copies the image (no callbacks are set), so the const_cast below writes nothing.
     if (H5Pset_fapl_core(fapl.get(), 1 << 20, false) < 0 ||
         H5Pset_file_image(fapl.get(), const_cast<std::uint8_t*>(image.data()), image.size()) < 0)
       runtime_failure(kWhere, source_, ": HDF5 cannot take the file image: ", io::h5::take_error_stack());
