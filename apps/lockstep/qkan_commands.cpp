@@ -206,9 +206,11 @@ void run_fit(FitArgs a) {
   }
   const std::vector<std::int64_t> widths =
       a.widths.empty() ? std::vector<std::int64_t>{d.n_in, outputs} : parse_widths(a.widths, "qkan fit");
+  qkan::ModelOptions trains = a.flags.options();  // the initialisation depends on what trains
+  trains.ba_trainable = trains.postact_weight_trainable = trains.postact_bias_trainable = !a.freeze_extras;
   qkan::Model model;
   if (a.init.empty()) {
-    model = qkan::init_model(widths, a.reps, a.flags.options(), a.fit.seed);
+    model = qkan::init_model(widths, a.reps, trains, a.fit.seed);
   } else {
     const safetensors::File file = safetensors::load(a.init);
     model = qkan::from_safetensors(file, a.flags.options_for(file));

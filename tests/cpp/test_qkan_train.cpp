@@ -83,19 +83,21 @@ TEST(QkanTrain, FitReproducesBitForBitAndReachesTheQuickStartLoss) {
   EXPECT_LT(ha.test_loss.back(), 0.05 * ha.test_loss.front());
 }
 
-TEST(QkanTrain, Float32FitTakesTorchsPathOfTheQuickStart) {
-  // In float32 the quick start stalls on the plateau near 4e-3 where qkan's own float32 run
-  // stops too (bench/qkan_fit.py); once the loss no longer changes at all, each step ends after
-  // its first line search, so the run needs far fewer than the 25 evaluations per step cap.
+TEST(QkanTrain, Float32FitReachesQkansLossWithinTheEvaluationBudget) {
+  // In float32 (qkan's precision) the quick start ends on or below the plateau near 4e-3 where
+  // qkan's own float32 run stops (bench/qkan_fit.py): the bound is that plus 20%. L-BFGS may
+  // spend 25 evaluations per step (max_iter·5/4) and overshoot that by one line search (at most
+  // 25 more), plus the evaluation that opens each step.
   const Dataset d = make_dataset("j0like", 0, 1, 1000, 1000, 0);
   FitOptions o;
   o.progress = false;
   ModelOptions mo = all_trainable();
   mo.compute = DType::f32;
-  Model m = init_model({1, 1}, 3, mo, 0);
+  Model m = init_model({1, 1}, 3, mo, 0), again = m;
   const History h = fit(m, d, o);
-  EXPECT_LT(h.test_loss.back(), 6e-3);
-  EXPECT_LT(h.evaluations, 1500);
+  EXPECT_LT(h.test_loss.back(), 4.8e-3);
+  EXPECT_LE(h.evaluations, o.steps * (25 + 25 + 1));
+  EXPECT_EQ(fit(again, d, o).train_loss, h.train_loss);  // reproducible in float32 too
 }
 
 TEST(QkanTrain, AdamOnMiniBatchesLowersTheLoss) {
