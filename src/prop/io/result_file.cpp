@@ -8,8 +8,10 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <mutex>
 #include <numbers>
+#include <span>
 #include <string>
 
 #include "../fftw_support.hpp"  // fftw_planner_mutex(), shared with the numerics
@@ -181,9 +183,9 @@ void check_consistent(const ResultData& data, std::int64_t n) {
     invalid_argument(kWhere, "field_w (the resume state) has ", data.field_w.size(), " points, the grid ", n);
 }
 
-/// Writes `bytes` to "<path>.tmp", flushes it to disk, renames it over `path` and flushes the
-/// directory: a crash at any point leaves the old file or the new one.
-void write_durably(const std::filesystem::path& path, const std::vector<std::uint8_t>& bytes) {
+/// Writes the concatenation of `parts` to "<path>.tmp", flushes it to disk, renames it over
+/// `path` and flushes the directory: a crash at any point leaves the old file or the new one.
+void write_durably(const std::filesystem::path& path, std::initializer_list<std::span<const std::uint8_t>> parts) {
   std::filesystem::path tmp = path;
   tmp += ".tmp";
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -195,12 +197,13 @@ void write_durably(const std::filesystem::path& path, const std::vector<std::uin
     std::filesystem::remove(tmp, ignored);
     runtime_failure(kWhere, what, " '", tmp.string(), "': ", std::strerror(error));
   };
-  for (std::size_t done = 0; done < bytes.size();) {
-    const ssize_t wrote = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (wrote < 0 && errno == EINTR) continue;
-    if (wrote <= 0) fail("cannot write");
-    done += static_cast<std::size_t>(wrote);
-  }
+  for (const auto bytes : parts)
+    for (std::size_t done = 0; done < bytes.size();) {
+      const ssize_t wrote = ::write(fd, bytes.data() + done, bytes.size() - done);
+      if (wrote < 0 && errno == EINTR) continue;
+      if (wrote <= 0) fail("cannot write");
+      done += static_cast<std::size_t>(wrote);
+    }
   if (::fsync(fd) != 0) fail("cannot flush");
   if (::close(fd) != 0) {
     std::error_code ignored;
@@ -426,7 +429,8 @@ void write_result(const std::filesystem::path& path, const ResultData& data) {
       w.link(("/ledger/" + std::string(name)).c_str(), st, std::string(name).c_str());
     image = w.image();
   }
-  write_durably(path, io::seal(image));
+  const auto seal = io::seal(image);
+  write_durably(path, {seal, image});
 }
 
 ResultData read_result(const std::filesystem::path& path) {

@@ -21,13 +21,12 @@ std::string digest_of(std::span<const std::uint8_t> bytes) {
 
 }  // namespace
 
-std::vector<std::uint8_t> seal(std::span<const std::uint8_t> hdf5_image) {
+std::array<std::uint8_t, kSealSize> seal(std::span<const std::uint8_t> hdf5_image) {
   const std::string header = std::string(kMagic) + "sha256 " + digest_of(hdf5_image) + "\nbytes " +
                              std::to_string(hdf5_image.size()) + "\n";
-  std::vector<std::uint8_t> file(kSealSize + hdf5_image.size(), 0);
-  std::copy(header.begin(), header.end(), file.begin());
-  std::copy(hdf5_image.begin(), hdf5_image.end(), file.begin() + kSealSize);
-  return file;
+  std::array<std::uint8_t, kSealSize> out{};
+  std::copy(header.begin(), header.end(), out.begin());
+  return out;
 }
 
 std::span<const std::uint8_t> unseal(std::span<const std::uint8_t> file, std::string_view source) {

@@ -5,18 +5,18 @@
 // trials), so damaged bytes must never reach it.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string_view>
-#include <vector>
 
 namespace lockstep::prop::io {
 
 inline constexpr std::size_t kSealSize = 512;  ///< an HDF5 user block size (a power of 2 ≥ 512)
 
-/// The file bytes: the seal followed by `hdf5_image` (an HDF5 file without a user block; HDF5
-/// and h5py find its superblock at offset 512).
-std::vector<std::uint8_t> seal(std::span<const std::uint8_t> hdf5_image);
+/// The seal of `hdf5_image` (an HDF5 file without a user block): the file is the seal followed by
+/// the image, where HDF5 and h5py find the superblock at offset 512.
+std::array<std::uint8_t, kSealSize> seal(std::span<const std::uint8_t> hdf5_image);
 
 /// The HDF5 part of sealed file bytes after checking length and checksum; std::invalid_argument
 /// "[prop.result] <source>: ..." saying what is wrong otherwise.

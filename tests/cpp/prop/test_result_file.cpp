@@ -106,6 +106,14 @@ class RawFile {
   hid_t id_;
 };
 
+/// The bytes of a sealed file holding `image`.
+std::vector<std::uint8_t> sealed(const std::vector<std::uint8_t>& image) {
+  const auto seal = io::seal(image);
+  std::vector<std::uint8_t> file(seal.begin(), seal.end());
+  file.insert(file.end(), image.begin(), image.end());
+  return file;
+}
+
 /// Opens the HDF5 part of a sealed file in memory, lets `edit` change it, and seals it again:
 /// inconsistent files that pass the checksum, for the reader's structural checks.
 void edit_file(const fs::path& path, const std::function<void(hid_t)>& edit) {
@@ -124,7 +132,7 @@ void edit_file(const fs::path& path, const std::function<void(hid_t)>& edit) {
   H5Fget_file_image(file, edited.data(), edited.size());
   H5Fclose(file);
   H5Pclose(fapl);
-  write_file_atomically(path, io::seal(edited), "test");
+  write_file_atomically(path, sealed(edited), "test");
 }
 
 void replace_string(hid_t file, const char* path, const char* text) {
