@@ -40,7 +40,7 @@ struct Recipe {
 /// std::invalid_argument "[prop.recipe] <key path>: <what is wrong> (<source>:<line>)".
 Recipe parse_recipe(std::string_view text, std::string_view source_name);
 
-/// Reads and parses a recipe file.
+/// Reads and parses a recipe file (std::runtime_error when it cannot be read).
 Recipe load_recipe(const std::filesystem::path& path);
 
 /// Checks every field of `config` (ranges, finiteness, table shapes, a grid that holds the

@@ -3,9 +3,12 @@
 #include "lockstep/prop/recipe.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <toml++/toml.h>
 #include <type_traits>
