@@ -4,6 +4,12 @@
 #include <cstring>
 #include <string_view>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#include <immintrin.h>
+#define LOCKSTEP_SHA_X86 1
+#endif
+
 #include "lockstep/prop/config_hash.hpp"
 
 namespace lockstep::prop::io {
@@ -26,11 +32,8 @@ constexpr std::array<std::uint32_t, 64> kRound{
 constexpr std::array<std::uint32_t, 8> kInitial{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                                                 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
 
-}  // namespace
-
-Sha256::Sha256() : state_(kInitial) {}
-
-void Sha256::compress(const std::uint8_t* block) {
+/// The plain compression of one 64-byte block (FIPS 180-4 §6.2.2).
+void compress_reference(std::array<std::uint32_t, 8>& state, const std::uint8_t* block) {
   std::array<std::uint32_t, 64> w;
   for (int t = 0; t < 16; ++t)
     w[t] = std::uint32_t{block[4 * t]} << 24 | std::uint32_t{block[4 * t + 1]} << 16 |
@@ -40,7 +43,7 @@ void Sha256::compress(const std::uint8_t* block) {
     const auto s1 = std::rotr(w[t - 2], 17) ^ std::rotr(w[t - 2], 19) ^ (w[t - 2] >> 10);
     w[t] = w[t - 16] + s0 + w[t - 7] + s1;
   }
-  auto [a, b, c, d, e, f, g, h] = state_;
+  auto [a, b, c, d, e, f, g, h] = state;
   for (int t = 0; t < 64; ++t) {
     const auto S1 = std::rotr(e, 6) ^ std::rotr(e, 11) ^ std::rotr(e, 25);
     const auto ch = (e & f) ^ (~e & g);
@@ -58,7 +61,70 @@ void Sha256::compress(const std::uint8_t* block) {
     a = t1 + t2;
   }
   const std::array<std::uint32_t, 8> add{a, b, c, d, e, f, g, h};
-  for (int i = 0; i < 8; ++i) state_[i] += add[i];
+  for (int i = 0; i < 8; ++i) state[i] += add[i];
+}
+
+#ifdef LOCKSTEP_SHA_X86
+/// The same compression with the SHA extensions. The instructions keep the state as the
+/// vectors ABEF and CDGH; sha256rnds2 does two rounds, sha256msg1/msg2 the message schedule
+/// four words at a time: W[4i..4i+3] = msg2(msg1(W_{i−4}, W_{i−3}) + (W[4i−7..4i−4]), W_{i−1}).
+__attribute__((target("sha,sse4.1"))) void compress_sha_x86(std::array<std::uint32_t, 8>& state,
+                                                              const std::uint8_t* block) {
+  const __m128i byte_swap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+  __m128i dcba = _mm_loadu_si128(reinterpret_cast<const __m128i*>(state.data()));
+  __m128i hgfe = _mm_loadu_si128(reinterpret_cast<const __m128i*>(state.data() + 4));
+  const __m128i cdab = _mm_shuffle_epi32(dcba, 0xB1);
+  const __m128i efgh = _mm_shuffle_epi32(hgfe, 0x1B);
+  __m128i abef = _mm_alignr_epi8(cdab, efgh, 8);
+  __m128i cdgh = _mm_blend_epi16(efgh, cdab, 0xF0);
+  const __m128i abef_start = abef, cdgh_start = cdgh;
+  __m128i w[16];
+  for (int i = 0; i < 16; ++i) {
+    if (i < 4) {
+      w[i] = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 16 * i)), byte_swap);
+    } else {
+      const __m128i sum = _mm_add_epi32(_mm_sha256msg1_epu32(w[i - 4], w[i - 3]), _mm_alignr_epi8(w[i - 1], w[i - 2], 4));
+      w[i] = _mm_sha256msg2_epu32(sum, w[i - 1]);
+    }
+    __m128i message = _mm_add_epi32(w[i], _mm_loadu_si128(reinterpret_cast<const __m128i*>(kRound.data() + 4 * i)));
+    cdgh = _mm_sha256rnds2_epu32(cdgh, abef, message);  // now holds ABEF; abef holds CDGH
+    message = _mm_shuffle_epi32(message, 0x0E);
+    abef = _mm_sha256rnds2_epu32(abef, cdgh, message);  // two rounds later, the old ABEF is CDGH
+  }
+  abef = _mm_add_epi32(abef, abef_start);
+  cdgh = _mm_add_epi32(cdgh, cdgh_start);
+  const __m128i feba = _mm_shuffle_epi32(abef, 0x1B);
+  const __m128i dchg = _mm_shuffle_epi32(cdgh, 0xB1);
+  dcba = _mm_blend_epi16(feba, dchg, 0xF0);
+  hgfe = _mm_alignr_epi8(dchg, feba, 8);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(state.data()), dcba);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(state.data() + 4), hgfe);
+}
+#endif
+
+}  // namespace
+
+bool Sha256::hardware_available() {
+#ifdef LOCKSTEP_SHA_X86
+  static const bool available = [] {
+    unsigned a, b, c, d;
+    const bool sha = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 29));  // CPUID.7.0:EBX.SHA
+    const bool sse41 = __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 19));       // CPUID.1:ECX.SSE4.1
+    return sha && sse41;
+  }();
+  return available;
+#else
+  return false;
+#endif
+}
+
+Sha256::Sha256(Path path) : hardware_(path == Path::best && hardware_available()), state_(kInitial) {}
+
+void Sha256::compress(const std::uint8_t* block) {
+#ifdef LOCKSTEP_SHA_X86
+  if (hardware_) return compress_sha_x86(state_, block);
+#endif
+  compress_reference(state_, block);
 }
 
 void Sha256::update(std::span<const std::uint8_t> bytes) {

@@ -10,7 +10,13 @@ namespace lockstep::prop::io {
 
 class Sha256 {
  public:
-  Sha256();
+  /// The compression function: the plain reference, or the x86 SHA extensions (chosen at run
+  /// time where the processor has them; the same digests, about 5× faster).
+  enum class Path { reference, best };
+
+  explicit Sha256(Path path = Path::best);
+  /// Whether Path::best uses the SHA extensions on this processor.
+  static bool hardware_available();
   void update(std::span<const std::uint8_t> bytes);
   /// The digest of everything passed to update(); the object must not be updated afterwards.
   std::array<std::uint8_t, 32> finish();
@@ -20,6 +26,7 @@ class Sha256 {
  private:
   void compress(const std::uint8_t* block);
 
+  bool hardware_;
   std::array<std::uint32_t, 8> state_;
   std::array<std::uint8_t, 64> buffer_{};
   std::size_t buffered_ = 0;
