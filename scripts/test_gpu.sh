@@ -27,7 +27,7 @@ step() {  # step NAME COMMAND...: runs it, logs to RESULTS/NAME.log, records a f
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || { echo "no GPU"; exit 1; }
 GEN=(); command -v ninja >/dev/null && GEN=(-G Ninja)
-step configure cmake -S . -B "$BUILD" "${GEN[@]}" -DLOCKSTEP_CUDA=ON -DLOCKSTEP_TESTS=ON \
+step configure cmake -S . -B "$BUILD" "${GEN[@]}" -DLOCKSTEP_CUDA=ON -DLOCKSTEP_TESTS=ON -DLOCKSTEP_PROP="${LOCKSTEP_PROP:-ON}" \
   -DLOCKSTEP_PYTHON=ON -DLOCKSTEP_APPS=ON -DPython_EXECUTABLE="$(command -v "$PY")"
 step build cmake --build "$BUILD" -j"$(nproc)"
 [[ $status == 0 ]] || exit 1

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <exception>
 
 namespace lockstep::cli {
 
@@ -10,7 +11,17 @@ inline constexpr int kExitBadInput = 2;
 /// Exit status for a failure while running (a backend error, an I/O failure).
 inline constexpr int kExitRunFailure = 1;
 
+/// Exit status for a run stopped by SIGINT / SIGTERM after saving its state (128 + SIGINT).
+inline constexpr int kExitInterrupted = 130;
+
 /// `lockstep qkan ...` (qkan_commands.cpp).
 void add_qkan_commands(CLI::App& app);
+
+#if LOCKSTEP_WITH_PROP
+/// `lockstep prop ...` (prop_commands.cpp).
+void add_prop_commands(CLI::App& app);
+/// Whether `e` is a propagation run stopped by SIGINT / SIGTERM (its state saved).
+bool is_interruption(const std::exception& e);
+#endif
 
 }  // namespace lockstep::cli

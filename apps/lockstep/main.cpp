@@ -16,6 +16,9 @@ int main(int argc, char** argv) {
   auto* info = app.add_subcommand("info", "Print the version and what this build has (CUDA, SIMD targets)");
   info->callback([] { std::cout << lockstep::build_summary() << "\n"; });
   lockstep::cli::add_qkan_commands(app);
+#if LOCKSTEP_WITH_PROP
+  lockstep::cli::add_prop_commands(app);
+#endif
 
   try {
     app.parse(argc, argv);
@@ -26,6 +29,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "lockstep: error: %s\n", e.what());
     return lockstep::cli::kExitBadInput;
   } catch (const std::exception& e) {
+#if LOCKSTEP_WITH_PROP
+    if (lockstep::cli::is_interruption(e)) {
+      std::fprintf(stderr, "lockstep: %s\n", e.what());
+      return lockstep::cli::kExitInterrupted;
+    }
+#endif
     std::fprintf(stderr, "lockstep: failed: %s\n", e.what());
     return lockstep::cli::kExitRunFailure;
   }

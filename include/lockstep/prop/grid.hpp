@@ -3,8 +3,11 @@
 // Convention (fixed here, used everywhere): the physical field is
 //     E(z, t) = Re[ A(z, T) e^{i(β0 z − ω0 t)} ],
 // so a spectral component at absolute frequency ω oscillates as e^{−iωt}, and
-//     Ã(ω) = Σ_j A(T_j) e^{+i(ω−ω0) T_j}        (FFTW_BACKWARD, unnormalised)
-//     A(T) = (1/n) Σ_k Ã(ω_k) e^{−i(ω_k−ω0) T}  (FFTW_FORWARD, divided by n)
+//     Ã_k = Σ_j A_j e^{+2πi jk/n}        (FFTW_BACKWARD over the array index j, unnormalised)
+//     A_j = (1/n) Σ_k Ã_k e^{−2πi jk/n}  (FFTW_FORWARD, divided by n)
+// i.e. the sampled form of Ã(ω) = ∫ A(T) e^{+i(ω−ω0)T} dT. With T_j = (j − n/2)·dt each bin
+// differs from that sum over T_j by the constant phase (−1)^k, which no |Ã|², energy, photon
+// number or nonlinear term sees.
 // With it, dispersion is ∂Ã/∂z = i β(ω) Ã, self-phase modulation advances the phase by +γ|A|²z,
 // and a positive ω − ω0 is bluer (shorter wavelength). Spectra are stored in FFT order
 // (k = 0, 1, …, n/2−1, −n/2, …, −1) inside the numerics.
