@@ -1,0 +1,212 @@
+"""`lockstep prop`: result files read with h5py, a run killed mid-way and resumed, interruption,
+scans and ensembles, and bad input from the command line."""
+import os
+import signal
+import subprocess
+import time
+
+import numpy as np
+import pytest
+
+h5py = pytest.importorskip("h5py")
+
+CLI = os.environ.get("LOCKSTEP_CLI", "")
+if not (CLI and os.access(CLI, os.X_OK)):
+    pytest.skip("set LOCKSTEP_CLI to the lockstep command-line tool (scripts/test.sh does)",
+                allow_module_level=True)
+if subprocess.run([CLI, "prop", "--help"], capture_output=True).returncode != 0:
+    pytest.skip("this lockstep was built without the propagation engine (LOCKSTEP_PROP=OFF)",
+                allow_module_level=True)
+
+# The Dudley case on a smaller grid and fibre, tight tolerance: a few seconds of stepping
+# through soliton fission (the defaults fill in every other key).
+SHORT = """
+[grid]
+points = 4096
+time_window = "6 ps"
+[fibre]
+length = "3 cm"
+[stepping]
+rtol = 1e-8
+[output]
+n_save = 50
+"""
+
+# A fundamental soliton, 1 cm: a fraction of a second.
+SOLITON = """
+[grid]
+points = 1024
+time_window = "2 ps"
+[fibre]
+length = "1 cm"
+betas_unit = "ps^k/m"
+betas = [-11.83e-3]
+gamma = "0.11 /W/m"
+self_steepening = false
+raman = "none"
+[pulse]
+shape = "sech"
+fwhm = "50 fs"
+peak_power = "{p0} W"
+[output]
+n_save = 11
+"""
+
+
+def run(*args, timeout=300):
+    return subprocess.run([CLI, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def write(path, text):
+    path.write_text(text)
+    return str(path)
+
+
+def soliton_p0():
+    t0 = 50e-15 / (2 * np.arccosh(np.sqrt(2)))
+    return 11.83e-27 / (0.11 * t0**2)
+
+
+def test_result_file_layout_and_physics(tmp_path):
+    """A fundamental soliton: the file's layout as documented, read by h5py, and the physics in
+    it (|A|² kept, the phase advancing by γP0z/2)."""
+    p0 = soliton_p0()
+    recipe = write(tmp_path / "soliton.toml", SOLITON.format(p0=repr(p0)))
+    r = run("prop", "run", recipe, "-o", str(tmp_path / "out"), "--quiet")
+    assert r.returncode == 0, r.stderr
+    with h5py.File(tmp_path / "out" / "soliton.h5", "r") as f:
+        assert f["meta/schema"][()].decode() == "lockstep.prop/1"
+        assert "[pulse]" in f["meta/recipe"][()].decode()
+        assert len(f["meta/config_hash"][()].decode()) == 64
+        t, omega, z = f["grid/t"][()], f["grid/omega"][()], f["planes/z"][()]
+        et, ew = f["planes/Et"][()], f["planes/Ew"][()]
+        assert et.dtype == np.complex128 and ew.dtype == np.complex128
+        assert et.shape == ew.shape == (11, 1024)
+        assert np.all(np.diff(omega) > 0) and np.all(omega > 0)
+        assert z[0] == 0 and z[-1] == pytest.approx(0.01, rel=1e-12)
+        assert f["ledger/z"][()] == pytest.approx(0.01, rel=1e-12)
+        n = f["stats/photon_number"][()]
+        assert np.max(np.abs(n / n[0] - 1)) < 1e-8
+    # |A|² unchanged, phase at the peak γP0z/2 (tolerance: rtol 1e-6 of the stepper, the grid).
+    peak = np.argmax(np.abs(et[0]))
+    assert np.max(np.abs(np.abs(et[-1]) ** 2 - np.abs(et[0]) ** 2)) < 1e-5 * p0
+    phase = np.angle(et[-1][peak] / et[0][peak])
+    assert phase == pytest.approx(0.11 * p0 * 0.01 / 2, rel=1e-5)
+    for kind in ("spectral", "temporal", "spectrum"):
+        assert (tmp_path / "out" / f"soliton_{kind}.png").stat().st_size > 1000
+
+
+def final_field(path):
+    with h5py.File(path, "r") as f:
+        return f["planes/Ew"][-1], f["ledger/z"][()], f["ledger/accepted_steps"][()]
+
+
+def test_killed_run_resumes_to_the_same_field(tmp_path):
+    """SIGKILL mid-run leaves a readable checkpoint; `prop resume` ends on the field of an
+    uninterrupted run (same steps; round-off from FFTW's plans may differ between processes)."""
+    recipe = write(tmp_path / "short.toml", SHORT)
+    r = run("prop", "run", recipe, "-o", str(tmp_path / "whole"), "--quiet", "--no-plots")
+    assert r.returncode == 0, r.stderr
+    ref, z_ref, steps_ref = final_field(tmp_path / "whole" / "short.h5")
+
+    out = tmp_path / "killed"
+    proc = subprocess.Popen([CLI, "prop", "run", recipe, "-o", str(out), "--quiet", "--no-plots",
+                             "--checkpoint", "0.2"])
+    path = out / "short.h5"
+    deadline = time.time() + 60
+    z = 0.0
+    while time.time() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+        if path.exists():
+            try:
+                with h5py.File(path, "r") as f:
+                    z = f["ledger/z"][()]
+            except OSError:
+                continue  # a reader may open the file just as it is renamed over
+            if z > 0.008:
+                break
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    _, z_killed, _ = final_field(path)
+    assert 0 < z_killed < 0.03, "the kill should land mid-run"
+
+    r = run("prop", "resume", str(path), "--quiet", "--no-plots")
+    assert r.returncode == 0, r.stderr
+    got, z_got, steps_got = final_field(path)
+    assert z_got == pytest.approx(z_ref, rel=1e-12)
+    assert steps_got == steps_ref
+    assert np.max(np.abs(got - ref)) <= 1e-9 * np.max(np.abs(ref))
+
+
+def test_interrupt_saves_and_resume_refuses_another_recipe(tmp_path):
+    recipe = write(tmp_path / "short.toml", SHORT)
+    out = tmp_path / "int"
+    proc = subprocess.Popen([CLI, "prop", "run", recipe, "-o", str(out), "--quiet", "--no-plots"],
+                            stderr=subprocess.PIPE, text=True)
+    time.sleep(2.5)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    if proc.returncode == 0:
+        pytest.fail("the run ended before the interrupt; make SHORT longer")
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "prop resume" in err
+    _, z, _ = final_field(out / "short.h5")
+    assert 0 < z < 0.03
+
+    other = write(tmp_path / "other.toml", SHORT.replace('length = "3 cm"', 'length = "4 cm"'))
+    r = run("prop", "resume", str(out / "short.h5"), "--recipe", other, "--quiet")
+    assert r.returncode == 2
+    assert "fibre.length" in r.stderr
+
+    r = run("prop", "resume", str(out / "short.h5"), "--recipe", recipe, "--quiet", "--no-plots")
+    assert r.returncode == 0, r.stderr
+    _, z, _ = final_field(out / "short.h5")
+    assert z == pytest.approx(0.03, rel=1e-12)
+
+
+def test_ensemble_scan_batched_equals_reference(tmp_path):
+    """Three shot-noise members in one lockstep batch: one file each, a coherence figure, and
+    the same fields whether the batch evaluates them together or each in turn."""
+    p0 = soliton_p0()
+    recipe = write(tmp_path / "ens.toml",
+                   SOLITON.format(p0=repr(4 * p0)) + "\n[ensemble]\nmembers = 3\nseed = 7\n")
+    fields = {}
+    for mode in ("batched", "reference"):
+        out = tmp_path / mode
+        r = run("prop", "scan", recipe, "-o", str(out), "--quiet", "--evaluation", mode)
+        assert r.returncode == 0, r.stderr
+        files = sorted(out.glob("*.h5"))
+        assert len(files) == 3
+        fields[mode] = [final_field(f)[0] for f in files]
+        with h5py.File(files[0], "r") as f:
+            assert f["meta/label"][()].decode() == "member=0"
+        assert (out / "coherence.png").stat().st_size > 1000
+    # Two processes may plan different FFT algorithms (FFTW_MEASURE): the same steps, with
+    # round-off of 1e-16 grown through the propagation; within one process the runners agree
+    # more tightly (the C++ runner tests).
+    for a, b in zip(fields["batched"], fields["reference"]):
+        assert np.max(np.abs(a - b)) <= 1e-10 * np.max(np.abs(b))
+    # Different noise seeds: the members differ.
+    assert np.max(np.abs(fields["batched"][0] - fields["batched"][1])) > 0
+
+
+@pytest.mark.parametrize("args,message", [
+    (["prop", "run", "{bad}"], "fibre.lenght"),
+    (["prop", "run", "{neg}"], "fibre.length"),
+    (["prop", "scan", "{one}"], "[scan]"),
+    (["prop", "run", "missing.toml"], "missing.toml"),
+    (["prop", "run", "--evaluation", "fast"], "evaluation"),
+    (["prop", "resume", "{notfile}"], "notfile"),
+])
+def test_bad_input(tmp_path, args, message):
+    files = {
+        "bad": write(tmp_path / "bad.toml", "[fibre]\nlenght = \"1 m\"\n"),
+        "neg": write(tmp_path / "neg.toml", "[fibre]\nlength = \"-1 m\"\n"),
+        "one": write(tmp_path / "one.toml", SOLITON.format(p0="1000")),
+        "notfile": write(tmp_path / "notfile.h5", "not an HDF5 file"),
+    }
+    r = run(*[a.format(**files) for a in args], "-o", str(tmp_path / "o")) if args[1] != "resume" \
+        else run(*[a.format(**files) for a in args])
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert message in r.stderr
+    assert "Traceback" not in r.stderr and "terminate" not in r.stderr
