@@ -64,7 +64,7 @@ class LockstepRun {
         problem_(problem),
         options_(options),
         count_(static_cast<std::int64_t>(members.size())),
-        stepper_(members.empty() ? rk4ip_tableau() : members[0]->tableau(), problem),
+        stepper_(members[0]->tableau(), problem),
         start_(clock::now()) {
     const Member& head = *members_[0];
     for (std::int64_t i = 0; i < count_; ++i) {

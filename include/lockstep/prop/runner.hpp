@@ -3,7 +3,8 @@
 // Every trial (z, dz) is computed for all members of the batch; the batch norm is the largest
 // member norm. Adaptive runs accept a trial iff that norm is ≤ 1 and control dz from it, so
 // every member meets its own tolerance on every step; fixed schedules treat the norm as a
-// diagnostic and apply the configured policy when it exceeds 1. A batch of one member is a
+// diagnostic and apply the configured policy when it exceeds 1 (RK4IP has no error estimate:
+// its norm is NaN, recorded as such, and no policy ever applies). A batch of one member is a
 // member run alone.
 //
 // Save planes: a fixed schedule contains them. An adaptive run with a dense-output scheme

@@ -9,3 +9,5 @@ lockstep_add_test_executable(lockstep_prop_validation_tests TIMEOUT 120
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_validation.cpp LIBS lockstep_prop)
 lockstep_add_test_executable(lockstep_prop_dudley_tests TIMEOUT 120
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_dudley.cpp LIBS lockstep_prop)
+lockstep_add_test_executable(lockstep_prop_coherence_tests TIMEOUT 1800 LABELS slow
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_coherence.cpp LIBS lockstep_prop)
