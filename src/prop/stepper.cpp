@@ -182,14 +182,13 @@ void Stepper::trial(std::int64_t first, std::int64_t count, double h) {
     }
     parallel_for(count, [&](std::int64_t t, int) { body(first + t); });
   };
-  auto make_k = [&](int stage) {
+  // k_j of one member, right after N_j (the pass runs in the next stage's region).
+  auto make_k = [&](int stage, std::int64_t m) {
     if (!k_needed_[idx(stage)] || k_exponential_[idx(stage)] < 0) return;
-    for_members([&](std::int64_t m) {
-      const Complex* e = exponential(m, k_exponential_[idx(stage)]);
-      const Complex* nv = n_row(stage, m);
-      Complex* k = k_values_.data() + (stage * members_ + m) * n_;
-      for (std::int64_t i = 0; i < n_; ++i) k[i] = e[i] * nv[i];
-    });
+    const Complex* e = exponential(m, k_exponential_[idx(stage)]);
+    const Complex* nv = n_row(stage, m);
+    Complex* k = k_values_.data() + (stage * members_ + m) * n_;
+    for (std::int64_t i = 0; i < n_; ++i) k[i] = e[i] * nv[i];
   };
 
   // Exponentials, the FSAL hand-over and A_I = D(σh) Ã_n.
@@ -223,22 +222,25 @@ void Stepper::trial(std::int64_t first, std::int64_t count, double h) {
     evaluate(0, m, end - m, y_.data());
     m = end;
   }
-  make_k(0);
 
+  // One element-wise region per stage: the previous stage's k, then this stage's input.
   for (int i = 1; i < s; ++i) {
-    if (fsal_stage_ && i == s - 1) {
-      for_members([&](std::int64_t m) { combine(solution_, m, h, row(candidate_, m)); });
-      evaluate(i, first, count, candidate_.data());
-    } else {
-      for_members([&](std::int64_t m) { combine(stage_inputs_[idx(i)], m, h, row(inputs_, m)); });
-      evaluate(i, first, count, inputs_.data());
-    }
-    make_k(i);
+    const bool is_fsal = fsal_stage_ && i == s - 1;
+    for_members([&](std::int64_t m) {
+      make_k(i - 1, m);
+      if (is_fsal) {
+        combine(solution_, m, h, row(candidate_, m));
+      } else {
+        combine(stage_inputs_[idx(i)], m, h, row(inputs_, m));
+      }
+    });
+    evaluate(i, first, count, is_fsal ? candidate_.data() : inputs_.data());
   }
-  if (!fsal_stage_)
-    for_members([&](std::int64_t m) { combine(solution_, m, h, row(candidate_, m)); });
 
+  // The last k, the solution (unless the FSAL stage made it), finiteness and the error norm.
   for_members([&](std::int64_t m) {
+    make_k(s - 1, m);
+    if (!fsal_stage_) combine(solution_, m, h, row(candidate_, m));
     const Complex* c = row(candidate_, m);
     double sum = 0;
     for (std::int64_t i = 0; i < n_; ++i) sum += std::norm(c[i]);
