@@ -55,8 +55,23 @@ Stepper::Stepper(const Tableau& tableau, Problem& problem)
   scratch_.assign(rows, Complex{});
   n_values_.assign(idx(s) * rows, Complex{});
   k_values_.assign(idx(s) * rows, Complex{});
-  exponentials_.assign(deltas_.size() * rows, Complex{});
-  cached_h_.assign(idx(members_), std::numeric_limits<double>::quiet_NaN());
+  // Group the members by L(ω) (compared value by value).
+  group_.assign(idx(members_), 0);
+  for (std::int64_t m = 0; m < members_; ++m) {
+    const auto l = problem_.linear(m);
+    if (static_cast<std::int64_t>(l.size()) != n_)
+      invalid_argument(kWhere, "member ", m, ": L(ω) has ", l.size(), " values, expected ", n_);
+    std::int64_t g = 0;
+    for (; g < static_cast<std::int64_t>(representative_.size()); ++g) {
+      const auto r = problem_.linear(representative_[idx(g)]);
+      if (std::equal(l.begin(), l.end(), r.begin())) break;
+    }
+    if (g == static_cast<std::int64_t>(representative_.size())) representative_.push_back(m);
+    group_[idx(m)] = g;
+  }
+  const auto groups = representative_.size();
+  exponentials_.assign(deltas_.size() * groups * idx(n_), Complex{});
+  cached_h_.assign(groups, std::numeric_limits<double>::quiet_NaN());
   trial_h_.assign(idx(members_), 0.0);
   norm_.assign(idx(members_), std::numeric_limits<double>::quiet_NaN());
   finite_.assign(idx(members_), 0);
@@ -104,14 +119,12 @@ void Stepper::replace(std::int64_t member, const Complex* spectrum) {
   fsal_pending_[idx(member)] = 0;
 }
 
-void Stepper::update_exponentials(std::int64_t member, double h) {
-  if (cached_h_[idx(member)] == h) return;
+void Stepper::update_exponentials(int group, double h) {
+  if (cached_h_[idx(group)] == h) return;
+  const std::int64_t member = representative_[idx(group)];
   const auto linear = problem_.linear(member);
-  if (static_cast<std::int64_t>(linear.size()) != n_)
-    invalid_argument(kWhere, "member ", member, ": L(ω) has ", linear.size(), " values, expected ",
-                     n_);
   for (std::size_t d = 0; d < deltas_.size(); ++d) {
-    Complex* e = exponentials_.data() + (member * static_cast<std::int64_t>(deltas_.size()) +
+    Complex* e = exponentials_.data() + (group * static_cast<std::int64_t>(deltas_.size()) +
                                          static_cast<std::int64_t>(d)) * n_;
     // e^{−x} as the reciprocal of an already computed e^{x}: a division instead of an exp.
     const auto mirror = std::find(deltas_.begin(), deltas_.begin() + static_cast<long>(d), -deltas_[d]);
@@ -126,7 +139,7 @@ void Stepper::update_exponentials(std::int64_t member, double h) {
       e[i] = std::exp(l.real()) * Complex(std::cos(l.imag()), std::sin(l.imag()));
     }
   }
-  cached_h_[idx(member)] = h;
+  cached_h_[idx(group)] = h;
 }
 
 void Stepper::combine(const Consumer& consumer, std::int64_t member, double h, Complex* out) const {
@@ -191,9 +204,21 @@ void Stepper::trial(std::int64_t first, std::int64_t count, double h) {
     for (std::int64_t i = 0; i < n_; ++i) k[i] = e[i] * nv[i];
   };
 
-  // Exponentials, the FSAL hand-over and A_I = D(σh) Ã_n.
+  // The exponentials of the groups in this range, then per member the FSAL hand-over and
+  // A_I = D(σh) Ã_n.
+  std::vector<int> stale;
+  for (std::int64_t m = first; m < first + count; ++m) {
+    const int g = static_cast<int>(group_[idx(m)]);
+    if (cached_h_[idx(g)] != h && std::find(stale.begin(), stale.end(), g) == stale.end())
+      stale.push_back(g);
+  }
+  if (threaded) {
+    parallel_for(static_cast<std::int64_t>(stale.size()),
+                 [&](std::int64_t t, int) { update_exponentials(stale[idx(t)], h); });
+  } else {
+    for (int g : stale) update_exponentials(g, h);
+  }
   for_members([&](std::int64_t m) {
-    update_exponentials(m, h);
     trial_h_[idx(m)] = h;
     if (fsal_pending_[idx(m)]) {
       std::copy(n_row(s - 1, m), n_row(s - 1, m) + n_, n_row(0, m));

@@ -18,8 +18,9 @@
 // by e^{αh/2} and a step so long that they overflow yields a non-finite trial, which an adaptive
 // run answers by halving the step.
 //
-// The exponentials of each member are cached for the last step length (a fixed schedule
-// recomputes them only when dz changes). FSAL tableaux hand N(y_{n+1}) to the next step.
+// The exponentials are cached for the last step length (a fixed schedule recomputes them only
+// when dz changes) and shared by members with the same L(ω) (a shot-noise ensemble computes
+// them once per step). FSAL tableaux hand N(y_{n+1}) to the next step.
 #pragma once
 
 #include <complex>
@@ -105,7 +106,8 @@ class Stepper {
   };
   Consumer make_consumer(double node, bool has_y0, const std::vector<double>& weights);
   int delta_index(double delta);
-  void update_exponentials(std::int64_t member, double h);
+  // Computes the exponentials of `group` (members with one L(ω)) for step h unless cached.
+  void update_exponentials(int group, double h);
   void combine(const Consumer& consumer, std::int64_t member, double h, Complex* out) const;
   // N for stage `stage` of members [first, first + count) from rows of `inputs` (indexed by
   // member).
@@ -123,7 +125,8 @@ class Stepper {
                : k_values_.data() + (stage * members_ + member) * n_;
   }
   const Complex* exponential(std::int64_t member, int index) const {
-    return exponentials_.data() + (member * static_cast<std::int64_t>(deltas_.size()) + index) * n_;
+    return exponentials_.data() +
+           (group_[static_cast<std::size_t>(member)] * static_cast<std::int64_t>(deltas_.size()) + index) * n_;
   }
 
   Complex* row(Rows& v, std::int64_t member) { return v.data() + member * n_; }
@@ -147,7 +150,11 @@ class Stepper {
   // Per member rows (members_ × n_), per stage rows (stages_ × members_ × n_).
   Rows y_, candidate_, frame_, inputs_, scratch_;
   Rows n_values_, k_values_, exponentials_;
-  std::vector<double> cached_h_, trial_h_, norm_;
+  // Members whose L(ω) are equal share their exponentials (an ensemble computes them once).
+  std::vector<std::int64_t> group_;          // per member
+  std::vector<std::int64_t> representative_; // per group: its first member
+  std::vector<double> cached_h_;             // per group
+  std::vector<double> trial_h_, norm_;
   std::vector<char> finite_, fsal_ready_, fsal_pending_;
   std::vector<ErrorControl> control_;
   std::vector<int> evaluations_;
