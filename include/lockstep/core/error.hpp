@@ -2,21 +2,47 @@
 // e.g. "[qkan.contract] theta has shape (3,4,2), expected (O, I, 4, 2) or (g, 4, 2)".
 #pragma once
 
-#include <sstream>
+#include <charconv>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 namespace lockstep {
 
 namespace detail {
+// Messages are built without iostreams: numbers through std::to_chars (shortest round-trip
+// form, independent of any locale). A host process may carry a C++ locale that its own
+// libraries set up (a Python interpreter with several extension modules), and formatting a
+// number through an ostream there is not something an error path can rely on.
+// (C++17: CUDA units include this header too.)
+template <class T>
+void append(std::string& out, const T& part) {
+  using U = std::decay_t<T>;
+  if constexpr (std::is_same_v<U, bool>) {
+    out += part ? "true" : "false";
+  } else if constexpr (std::is_same_v<U, char>) {
+    out += part;
+  } else if constexpr (std::is_arithmetic_v<U>) {
+    char buffer[64];
+    const auto result = std::to_chars(buffer, buffer + sizeof buffer, part);
+    out.append(buffer, result.ptr);
+  } else if constexpr (std::is_convertible_v<const T&, std::string_view>) {
+    out += std::string_view(part);
+  } else {
+    out += part.string();  // std::filesystem::path
+  }
+}
+
 template <class... Parts>
-std::string concat(std::string_view where, Parts&&... parts) {
-  std::ostringstream os;
-  os << '[' << where << "] ";
-  (os << ... << std::forward<Parts>(parts));
-  return os.str();
+std::string concat(std::string_view where, const Parts&... parts) {
+  std::string out;
+  out += '[';
+  out += where;
+  out += "] ";
+  (append(out, parts), ...);
+  return out;
 }
 }  // namespace detail
 
