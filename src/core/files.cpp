@@ -1,20 +1,47 @@
 #include "lockstep/core/files.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-#include <fstream>
-#include <iterator>
+#include <cerrno>
+#include <cstring>
 #include <string>
 
 #include "lockstep/core/error.hpp"
 
 namespace lockstep {
 
+namespace {
+
+/// Closes a file descriptor when it goes out of scope.
+struct Descriptor {
+  int fd;
+  ~Descriptor() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+std::string reason() { return std::strerror(errno); }
+
+}  // namespace
+
 std::vector<std::uint8_t> read_file(const std::filesystem::path& path, std::string_view where) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) runtime_failure(where, "cannot open '", path.string(), "' for reading");
-  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) runtime_failure(where, "error reading '", path.string(), "'");
+  Descriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (file.fd < 0) runtime_failure(where, "cannot open '", path.string(), "' for reading: ", reason());
+  struct stat info {};
+  if (::fstat(file.fd, &info) != 0) runtime_failure(where, "cannot read '", path.string(), "': ", reason());
+  if (!S_ISREG(info.st_mode)) runtime_failure(where, "'", path.string(), "' is not a regular file");
+  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(info.st_size));
+  std::size_t done = 0;
+  while (done < bytes.size()) {  // the size may change under us: read until end of file
+    const ssize_t n = ::read(file.fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) runtime_failure(where, "error reading '", path.string(), "': ", reason());
+    if (n == 0) break;
+    done += static_cast<std::size_t>(n);
+  }
+  bytes.resize(done);
   return bytes;
 }
 
@@ -23,15 +50,23 @@ void write_file_atomically(const std::filesystem::path& path, std::span<const st
   std::filesystem::path tmp = path;
   tmp += ".tmp-" + std::to_string(::getpid());
   std::error_code ignored;
+  auto fail = [&](const char* what) {
+    const std::string why = reason();
+    std::filesystem::remove(tmp, ignored);
+    runtime_failure(where, what, " '", tmp.string(), "': ", why);
+  };
   {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) runtime_failure(where, "cannot open '", tmp.string(), "' for writing");
-    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    if (!out.flush()) {
-      out.close();
-      std::filesystem::remove(tmp, ignored);
-      runtime_failure(where, "error writing '", tmp.string(), "'");
+    Descriptor file{::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
+    if (file.fd < 0) runtime_failure(where, "cannot open '", tmp.string(), "' for writing: ", reason());
+    std::size_t done = 0;
+    while (done < bytes.size()) {
+      const ssize_t n = ::write(file.fd, bytes.data() + done, bytes.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) fail("error writing");
+      done += static_cast<std::size_t>(n);
     }
+    // On disk before the rename: after a power loss the name holds the old file or the new one.
+    if (::fsync(file.fd) != 0) fail("error flushing");
   }
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
