@@ -62,6 +62,7 @@ struct RunFlags {
   std::int64_t chunk_steps = 20;
   bool quiet = false;
   bool no_plots = false;
+  std::string replay;  ///< a result file whose accepted steps become a fixed schedule
 
   void add_to(CLI::App& cmd, bool with_output) {
     if (with_output)
@@ -78,6 +79,10 @@ struct RunFlags {
         ->check(CLI::IsMember({"batched", "reference"}))
         ->capture_default_str();
     cmd.add_option("--threads", threads, "CPU threads (0: all)")->check(CLI::NonNegativeNumber)->capture_default_str();
+    if (with_output)
+      cmd.add_option("--replay", replay,
+                     "Step on a fixed schedule: the step ends of an earlier run's result file (.h5)")
+          ->check(CLI::ExistingFile);
     cmd.add_flag("--quiet", quiet, "No progress line");
     cmd.add_flag("--no-plots", no_plots, "Write no figures");
   }
@@ -287,8 +292,9 @@ void report(const Job& job) {
   }
 }
 
-/// The members of a recipe (the built-in Dudley case when `recipe_path` is empty).
-Job job_from_recipe(const std::string& recipe_path, const std::string& output_dir) {
+/// The members of a recipe (the built-in Dudley case when `recipe_path` is empty); with
+/// `replay`, each steps on the schedule of that earlier run (its accepted step ends).
+Job job_from_recipe(const std::string& recipe_path, const std::string& output_dir, const std::string& replay) {
   Recipe recipe;
   std::string base = "dudley";
   if (recipe_path.empty()) {
@@ -301,8 +307,21 @@ Job job_from_recipe(const std::string& recipe_path, const std::string& output_di
   Job job;
   job.recipe_text = recipe.text;
   job.ensemble = recipe.ensemble.members > 1 && recipe.scan.empty();
+  std::vector<double> replayed;
+  if (!replay.empty()) {
+    for (double z : read_result(replay).statistics.z)
+      if (z > 0) replayed.push_back(z);  // the statistics may start with the input at z = 0
+    if (replayed.empty()) invalid_argument(kWhere, "--replay ", replay, " holds no accepted step");
+  }
   fs::create_directories(output_dir);
   for (MemberSpec& spec : expand_members(recipe)) {
+    if (!replayed.empty()) {
+      if (std::abs(replayed.back() - spec.config.fibre.length) > 1e-12 * spec.config.fibre.length)
+        invalid_argument(kWhere, "--replay ", replay, " ends at z = ", replayed.back(),
+                         " m, but the fibre is ", spec.config.fibre.length, " m long");
+      spec.config.stepping.adaptive = false;
+      spec.config.stepping.schedule = replayed;
+    }
     const Grid grid(spec.config.grid);
     std::vector<std::complex<double>> spectrum = initial_spectrum(spec.config.pulse, grid);
     job.files.push_back(fs::path(output_dir) / (file_stem(base, spec.label) + ".h5"));
@@ -313,7 +332,7 @@ Job job_from_recipe(const std::string& recipe_path, const std::string& output_di
 }
 
 void run_recipe(const std::string& recipe_path, const RunFlags& flags, bool require_scan) {
-  Job job = job_from_recipe(recipe_path, flags.output_dir);
+  Job job = job_from_recipe(recipe_path, flags.output_dir, flags.replay);
   if (require_scan && job.members.size() < 2)
     invalid_argument(kWhere, "'prop scan' needs a recipe with a [scan] or an [ensemble] section; ",
                      recipe_path, " describes one member (use 'prop run')");

@@ -210,3 +210,24 @@ def test_bad_input(tmp_path, args, message):
     assert r.returncode == 2, (r.returncode, r.stderr)
     assert message in r.stderr
     assert "Traceback" not in r.stderr and "terminate" not in r.stderr
+
+
+def test_replayed_schedule(tmp_path):
+    """--replay: a fixed schedule made of an earlier adaptive run's step ends (plus the save
+    planes) reproduces that run's field to its tolerance, with no rejected step."""
+    p0 = soliton_p0()
+    recipe = write(tmp_path / "n2.toml", SOLITON.format(p0=repr(4 * p0)))
+    assert run("prop", "run", recipe, "-o", str(tmp_path / "a"), "--quiet", "--no-plots").returncode == 0
+    r = run("prop", "run", recipe, "-o", str(tmp_path / "b"), "--quiet", "--no-plots",
+            "--replay", str(tmp_path / "a" / "n2.h5"))
+    assert r.returncode == 0, r.stderr
+    a, _, steps_a = final_field(tmp_path / "a" / "n2.h5")
+    b, z_b, steps_b = final_field(tmp_path / "b" / "n2.h5")
+    assert z_b == pytest.approx(0.01, rel=1e-12)
+    assert steps_b >= steps_a
+    with h5py.File(tmp_path / "b" / "n2.h5", "r") as f:
+        assert f["ledger/rejected_steps"][()] == 0
+    assert np.max(np.abs(a - b)) <= 1e-5 * np.max(np.abs(a))
+    other = write(tmp_path / "long.toml", SOLITON.format(p0=repr(p0)).replace('"1 cm"', '"2 cm"'))
+    r = run("prop", "run", other, "-o", str(tmp_path / "c"), "--replay", str(tmp_path / "a" / "n2.h5"))
+    assert r.returncode == 2 and "fibre is 0.02 m long" in r.stderr
