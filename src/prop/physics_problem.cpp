@@ -16,7 +16,7 @@ const GridConfig& first_grid(std::span<const Config* const> configs) {
 }  // namespace
 
 PhysicsProblem::PhysicsProblem(std::span<const Config* const> configs, int threads)
-    : grid_(first_grid(configs)), transform_(grid_.size()) {
+    : grid_(first_grid(configs)) {
   const GridConfig& g = configs[0]->grid;
   for (std::size_t i = 0; i < configs.size(); ++i) {
     const Config* c = configs[i];
@@ -26,10 +26,11 @@ PhysicsProblem::PhysicsProblem(std::span<const Config* const> configs, int threa
       invalid_argument(kWhere, "member ", i, " has another grid than member 0");
     physics_.push_back(make_physics(*c, grid_));
     windows_.push_back(make_windows(c->window, grid_));
+    transforms_.push_back(std::make_unique<SpectralTransform>(grid_.size()));
+    fields_.emplace_back(static_cast<std::size_t>(grid_.size()));
   }
   for (const auto& p : physics_) pointers_.push_back(&p);
   batch_ = std::make_unique<NonlinearBatch>(grid_, members(), threads);
-  field_.resize(static_cast<std::size_t>(grid_.size()));
 }
 
 const MemberPhysics& PhysicsProblem::physics(std::int64_t member) const {
@@ -56,14 +57,15 @@ std::int64_t PhysicsProblem::ffts_per_evaluation(std::int64_t member) const {
 
 FieldMeasures PhysicsProblem::measure(std::int64_t member, const Complex* spectrum) {
   (void)physics(member);
-  return prop::measure(spectrum, grid_, transform_, field_.data());
+  const auto m = static_cast<std::size_t>(member);
+  return prop::measure(spectrum, grid_, *transforms_[m], fields_[m].data());
 }
 
 bool PhysicsProblem::apply_windows(std::int64_t member, Complex* spectrum) {
   (void)physics(member);
   const Windows& w = windows_[static_cast<std::size_t>(member)];
   if (w.time.empty() && w.frequency.empty()) return false;
-  prop::apply_windows(w, transform_, spectrum);
+  prop::apply_windows(w, *transforms_[static_cast<std::size_t>(member)], spectrum);
   return true;
 }
 

@@ -6,12 +6,15 @@
 #include <limits>
 
 #include "lockstep/core/error.hpp"
+#include "lockstep/core/parallel.hpp"
 #include "lockstep/prop/stepper.hpp"
 
 namespace lockstep::prop {
 
 namespace {
 constexpr const char* kWhere = "prop.runner";
+// Members × points below which the per-member bookkeeping of a step runs on the calling thread.
+constexpr std::int64_t kMinThreadedValues = std::int64_t{1} << 15;
 using clock = std::chrono::steady_clock;
 
 bool same_grid(const GridConfig& a, const GridConfig& b) {
@@ -161,7 +164,7 @@ class LockstepRun {
   void accept(double z0, double z1, double h, double seconds) {
     const double share = seconds / static_cast<double>(count_);
     const auto& pl = planes();
-    for (std::int64_t i = 0; i < count_; ++i) {
+    auto accept_member = [&](std::int64_t i, int) {
       Member& m = member(i);
       stepper_.accept(i);
       auto p = m.planes_.z.size();
@@ -185,6 +188,13 @@ class LockstepRun {
       ++l.accepted_steps;
       l.z = z1;
       l.wall_time += share;
+    };
+    // Per-member work (a transform for the peak power, windows, copies): threaded like the
+    // stepper's passes when the batch is large.
+    if (count_ * problem_.points() >= kMinThreadedValues) {
+      parallel_for(count_, accept_member);
+    } else {
+      for (std::int64_t i = 0; i < count_; ++i) accept_member(i, 0);
     }
     ++steps_;
     if (options_.progress) {

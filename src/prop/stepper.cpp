@@ -119,8 +119,7 @@ void Stepper::replace(std::int64_t member, const Complex* spectrum) {
   fsal_pending_[idx(member)] = 0;
 }
 
-void Stepper::update_exponentials(int group, double h) {
-  if (cached_h_[idx(group)] == h) return;
+void Stepper::update_exponentials(int group, double h, std::int64_t begin, std::int64_t end) {
   const std::int64_t member = representative_[idx(group)];
   const auto linear = problem_.linear(member);
   for (std::size_t d = 0; d < deltas_.size(); ++d) {
@@ -130,16 +129,15 @@ void Stepper::update_exponentials(int group, double h) {
     const auto mirror = std::find(deltas_.begin(), deltas_.begin() + static_cast<long>(d), -deltas_[d]);
     if (mirror != deltas_.begin() + static_cast<long>(d)) {
       const Complex* m = exponential(member, static_cast<int>(mirror - deltas_.begin()));
-      for (std::int64_t i = 0; i < n_; ++i) e[i] = std::conj(m[i]) / std::norm(m[i]);
+      for (std::int64_t i = begin; i < end; ++i) e[i] = std::conj(m[i]) / std::norm(m[i]);
       continue;
     }
     const double x = deltas_[d] * h;
-    for (std::int64_t i = 0; i < n_; ++i) {
+    for (std::int64_t i = begin; i < end; ++i) {
       const Complex l = linear[idx(i)] * x;
       e[i] = std::exp(l.real()) * Complex(std::cos(l.imag()), std::sin(l.imag()));
     }
   }
-  cached_h_[idx(group)] = h;
 }
 
 void Stepper::combine(const Consumer& consumer, std::int64_t member, double h, Complex* out) const {
@@ -212,12 +210,19 @@ void Stepper::trial(std::int64_t first, std::int64_t count, double h) {
     if (cached_h_[idx(g)] != h && std::find(stale.begin(), stale.end(), g) == stale.end())
       stale.push_back(g);
   }
+  // Split into point ranges as well, so that one shared group is computed by every thread.
+  const std::int64_t chunks = threaded ? num_threads() : 1;
+  const auto tasks = static_cast<std::int64_t>(stale.size()) * chunks;
+  auto update = [&](std::int64_t t, int) {
+    const std::int64_t c = t % chunks;
+    update_exponentials(stale[idx(t / chunks)], h, n_ * c / chunks, n_ * (c + 1) / chunks);
+  };
   if (threaded) {
-    parallel_for(static_cast<std::int64_t>(stale.size()),
-                 [&](std::int64_t t, int) { update_exponentials(stale[idx(t)], h); });
+    parallel_for(tasks, update);
   } else {
-    for (int g : stale) update_exponentials(g, h);
+    for (std::int64_t t = 0; t < tasks; ++t) update(t, 0);
   }
+  for (int g : stale) cached_h_[idx(g)] = h;
   for_members([&](std::int64_t m) {
     trial_h_[idx(m)] = h;
     if (fsal_pending_[idx(m)]) {

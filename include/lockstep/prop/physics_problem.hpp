@@ -40,9 +40,10 @@ class PhysicsProblem : public Problem {
   std::vector<MemberPhysics> physics_;
   std::vector<const MemberPhysics*> pointers_;
   std::unique_ptr<NonlinearBatch> batch_;
-  SpectralTransform transform_;
   std::vector<Windows> windows_;
-  std::vector<Complex> field_;  // scratch for measure()
+  // Per member, so that members are measured and windowed concurrently.
+  std::vector<std::unique_ptr<SpectralTransform>> transforms_;
+  std::vector<std::vector<Complex>> fields_;  // scratch for measure()
 };
 
 }  // namespace lockstep::prop

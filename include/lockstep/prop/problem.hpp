@@ -15,7 +15,8 @@ namespace lockstep::prop {
 using Complex = std::complex<double>;
 
 /// The problems of the members of one batch, indexed 0 … members() − 1. Spectra are rows of
-/// points() values in FFT order.
+/// points() values in FFT order. measure() and apply_windows() may run concurrently for
+/// different members (the runners thread their per-member bookkeeping).
 class Problem {
  public:
   virtual ~Problem() = default;

@@ -106,8 +106,9 @@ class Stepper {
   };
   Consumer make_consumer(double node, bool has_y0, const std::vector<double>& weights);
   int delta_index(double delta);
-  // Computes the exponentials of `group` (members with one L(ω)) for step h unless cached.
-  void update_exponentials(int group, double h);
+  // Computes the exponentials of `group` (members with one L(ω)) for step h at points
+  // [begin, end).
+  void update_exponentials(int group, double h, std::int64_t begin, std::int64_t end);
   void combine(const Consumer& consumer, std::int64_t member, double h, Complex* out) const;
   // N for stage `stage` of members [first, first + count) from rows of `inputs` (indexed by
   // member).
