@@ -276,7 +276,6 @@ safetensors::File gradient_file(const qkan::Model& model, const std::vector<qkan
 }
 
 void run_eval(const EvalArgs& a) {
-  if (!a.gradients.empty() && a.targets.empty()) invalid_argument("qkan eval", "--gradients needs --targets");
   const safetensors::File file = safetensors::load(a.model);
   qkan::Model model = qkan::from_safetensors(file, a.flags.options_for(file));
   const Rows x = load_rows(a.input, "qkan eval");
@@ -435,13 +434,15 @@ void add_qkan_commands(CLI::App& app) {
   eval->add_option("--model", ea->model, "Model file (.safetensors)")->required()->check(CLI::ExistingFile);
   eval->add_option("--input", ea->input, "Inputs: a float32 or float64 .npy, or a .csv, of shape (B, I)")->required()->check(CLI::ExistingFile);
   eval->add_option("--output", ea->output, "Where to write the outputs, (B, O): .csv, or .npy in the inputs' dtype")->required();
-  eval->add_option("--targets", ea->targets, "Targets (.npy or .csv): also print the loss of the outputs against them")
-      ->check(CLI::ExistingFile);
+  auto* targets = eval->add_option("--targets", ea->targets, "Targets (.npy or .csv): also print the loss of the outputs against them")
+                      ->check(CLI::ExistingFile);
   eval->add_option("--loss", ea->loss, "mse or cross_entropy (targets are class indices)")
       ->check(CLI::IsMember({"mse", "cross_entropy"}))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(targets);
   eval->add_option("--gradients", ea->gradients,
-                   "Write the loss's gradient with respect to every parameter here (safetensors, qkan's names, float64)");
+                   "Write the loss's gradient with respect to every parameter here (safetensors, qkan's names, float64)")
+      ->needs(targets);
   ea->flags.add_to(*eval);
   eval->callback([ea] { run_eval(*ea); });
 

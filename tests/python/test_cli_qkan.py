@@ -289,7 +289,9 @@ def test_bad_combinations_exit_2(tmp_path):
         (["fit", "--init", p("m.safetensors"), "--reps", "2"], "disagrees with the 3 reps"),
         (["fit", "--init", p("m.safetensors"), "--widths", "1,1"], "disagrees with the widths"),
         (["eval", "--model", p("m.safetensors"), "--input", p("x.npy"), "--output", p("y.npy"), "--gradients",
-          p("g.safetensors")], "--gradients needs --targets"),
+          p("g.safetensors")], "--gradients requires --targets"),
+        (["eval", "--model", p("m.safetensors"), "--input", p("x.npy"), "--output", p("y.npy"), "--loss", "mse"],
+         "--loss requires --targets"),
         (["eval", "--model", p("m.safetensors"), "--input", p("x.npy"), "--output", p("y.npy"), "--targets",
           p("t2.npy")], "expected 4x1"),
     ]:
