@@ -11,3 +11,9 @@ add_library(lockstep_prop STATIC
 )
 target_link_libraries(lockstep_prop PUBLIC lockstep_core)
 target_compile_options(lockstep_prop PRIVATE -Wall -Wextra $<$<CXX_COMPILER_ID:GNU>:-Wno-restrict>)
+
+# bench/prop_cpu.cpp: the CPU benchmark of the runners (not built by default:
+# `cmake --build <dir> --target lockstep_prop_cpu_bench`).
+add_executable(lockstep_prop_cpu_bench EXCLUDE_FROM_ALL ${PROJECT_SOURCE_DIR}/bench/prop_cpu.cpp)
+target_link_libraries(lockstep_prop_cpu_bench PRIVATE lockstep_prop)
+target_compile_options(lockstep_prop_cpu_bench PRIVATE -Wall -Wextra)
