@@ -35,8 +35,11 @@ class Member {
   ErrorControl error_control() const;
   /// Ã(z, ω) at z = ledger().z, FFT order.
   const std::vector<Complex>& spectrum() const { return spectrum_; }
+  /// One row per accepted step, after a first row for the input field (z = 0, dz = 0, error
+  /// norm 0) that the first run adds, so drifts read as last row against first.
   const Statistics& statistics() const { return statistics_; }
   const Ledger& ledger() const { return ledger_; }
+  /// Saved planes (FFT order); the first run adds the input at z = 0.
   const Planes& planes() const { return planes_; }
   double z() const { return ledger_.z; }
   /// Whether the member has reached the end of the fibre.
