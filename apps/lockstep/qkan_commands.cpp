@@ -139,6 +139,7 @@ struct FitArgs {
   std::string loss = "mse";
   std::string dtype = "f64";
   std::string output = "qkan_fit.safetensors", history = "qkan_fit_history.csv", plot;
+  std::string activations_plot;  // figure of every edge's learned function; empty: none
   std::string init;     // start from this model file's weights instead of a fresh initialisation
   std::string summary;  // JSON with the final losses, evaluations and time
   int threads = 0;
@@ -192,6 +193,34 @@ void write_plot(const FitArgs& a, const qkan::Model& model, const qkan::Dataset&
   qkan::write_fit_plot(a.plot, p);
 }
 
+/// The figure of every edge's learned function, each layer's edges sampled at 200 points across
+/// the range its inputs take on the training rows.
+void write_activations(const std::string& path, const qkan::Model& model, const qkan::Dataset& d) {
+  std::vector<qkan::ActivationCurve> curves;
+  std::vector<double> inputs = d.train_x;  // the inputs of layer k, (n_train, widths[k])
+  for (std::size_t k = 0; k < model.layers.size(); ++k) {
+    const auto [lo, hi] = std::minmax_element(inputs.begin(), inputs.end());
+    const double a = *lo, b = *hi > *lo ? *hi : *lo + 1;
+    std::vector<double> x(200);
+    for (std::size_t s = 0; s < x.size(); ++s) x[s] = a + (b - a) * double(s) / double(x.size() - 1);
+    const std::vector<double> f = qkan::edge_functions(model, k, x);
+    const std::int64_t O = model.layers[k].out, I = model.layers[k].in;
+    for (std::int64_t o = 0; o < O; ++o)
+      for (std::int64_t i = 0; i < I; ++i) {
+        qkan::ActivationCurve c;
+        c.layer = static_cast<int>(k), c.input = static_cast<int>(i), c.output = static_cast<int>(o), c.x = x;
+        for (std::size_t s = 0; s < x.size(); ++s) c.y.push_back(f[(s * O + o) * I + i]);
+        curves.push_back(std::move(c));
+      }
+    if (k + 1 < model.layers.size()) {  // the next layer's inputs: this one's outputs
+      qkan::Model first = model;
+      first.layers.resize(k + 1), first.widths.resize(k + 2);
+      inputs = qkan::forward(first, d.train_x, d.n_train);
+    }
+  }
+  qkan::write_activations_plot(path, curves, "learned activations");
+}
+
 void run_fit(FitArgs a) {
   if (a.threads > 0) set_num_threads(a.threads);
   if (!a.plot_opt->count()) a.plot = std::filesystem::path(a.output).replace_extension(".png").string();
@@ -231,6 +260,7 @@ void run_fit(FitArgs a) {
   for (std::size_t k = 0; k < h.train_loss.size(); ++k) csv << k + 1 << ',' << h.train_loss[k] << ',' << h.test_loss[k] << '\n';
   write_text(a.history, csv.str(), "qkan fit");
   if (!a.plot.empty()) write_plot(a, model, d, loss, h);
+  if (!a.activations_plot.empty()) write_activations(a.activations_plot, model, d);
   const double train = h.train_loss.empty() ? NAN : h.train_loss.back(), test = h.test_loss.empty() ? NAN : h.test_loss.back();
   if (!a.summary.empty()) {
     std::ostringstream js;
@@ -421,6 +451,8 @@ void add_qkan_commands(CLI::App& app) {
   fa->plot_opt = fit->add_option("--plot", fa->plot,
                                  "Figure of the fit and the loss history to write (PNG; default: --output's path with .png, "
                                  "qkan_fit.png; \"\" for none)");
+  fit->add_option("--activations-plot", fa->activations_plot,
+                  "Also write a figure of every edge's learned function, a panel per layer (PNG)");
   fit->add_option("--summary", fa->summary, "Also write the final losses, evaluations and time as JSON to this file");
   fit->add_option("--threads", fa->threads, "CPU threads (default: OMP_NUM_THREADS, else every core)")->check(CLI::PositiveNumber);
   fit->add_flag("--quiet", [fa](std::int64_t) { fa->fit.progress = false; }, "No progress line");

@@ -505,6 +505,28 @@ double loss_and_gradient(const Model& m, std::span<const double> x, std::span<co
                                          : loss_and_gradient_in<double>(m, x, targets, B, kind, grad, ws);
 }
 
+std::vector<double> edge_functions(const Model& m, std::size_t layer, std::span<const double> x) {
+  if (layer >= m.layers.size()) invalid_argument(kWhere, "layer ", layer, " of a model with ", m.layers.size(), " layers");
+  const LayerParams& L = m.layers[layer];
+  const std::int64_t S = static_cast<std::int64_t>(x.size()), I = L.in, O = L.out;
+  const std::int64_t R = theta_rows(m.options.ansatz, m.reps), K = theta_cols(m.options.ansatz);
+  std::vector<double> xs(S * I), post(S * O * I);
+  for (std::int64_t s = 0; s < S; ++s) std::fill_n(xs.begin() + s * I, I, x[s]);
+  Options opt = solver_options(m);
+  opt.out_dim = O;
+  solve_forward(opt, const_view(xs.data(), {S, I}), const_view(L.theta.data(), {O, I, R, K}),
+                const_view(L.preacts_weight.data(), {O, I, m.reps}), const_view(L.preacts_bias.data(), {O, I, m.reps}),
+                mut_view(post.data(), {S, O, I}));
+  for (std::int64_t s = 0; s < S; ++s) {
+    const double base = activate(m.options.base_activation, x[s]);
+    for (std::int64_t e = 0; e < O * I; ++e) {
+      double& v = post[s * O * I + e];
+      v = ((v + L.postact_bias[e]) * L.postact_weights[e] + base * L.base_weight[e]) * L.mask[e];
+    }
+  }
+  return post;
+}
+
 Model from_safetensors(const safetensors::File& f, const ModelOptions& options) {
   Model m;
   m.options = options;

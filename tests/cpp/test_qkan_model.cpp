@@ -529,6 +529,26 @@ TEST(QkanModel, FuzzedModelFilesAreRefusedClearly) {
               loaded_header_flip);
 }
 
+/// A one-layer model's output is the sum over inputs of its edges' functions: fed the same x on
+/// every input, y[s, o] = Σ_i edge_functions[s, o, i]. (The forward runs the contracted solver,
+/// edge_functions the plain one: they agree to rounding, 1e-12.)
+TEST(QkanModel, EdgeFunctionsSumToTheLayer) {
+  for (bool enc : {false, true}) {
+    Model m = all_trainable(random_model({3, 2}, 3, 45));
+    m.options.preacts_trainable = enc;
+    const std::vector<double> x = {-1.2, -0.3, 0.0, 0.4, 1.7};
+    const std::vector<double> f = edge_functions(m, 0, x);
+    ASSERT_EQ(f.size(), x.size() * 2 * 3);
+    std::vector<double> X;
+    for (double v : x) X.insert(X.end(), 3, v);
+    const std::vector<double> y = forward(m, X, static_cast<std::int64_t>(x.size()));
+    for (std::size_t s = 0; s < x.size(); ++s)
+      for (int o = 0; o < 2; ++o)
+        EXPECT_NEAR(y[s * 2 + o], f[(s * 2 + o) * 3] + f[(s * 2 + o) * 3 + 1] + f[(s * 2 + o) * 3 + 2], 1e-12);
+  }
+  EXPECT_THROW(edge_functions(random_model({3, 2}, 3, 45), 1, std::vector<double>{0.0}), std::invalid_argument);
+}
+
 TEST(QkanModel, ActivationsMatchTheirDefinitions) {
   EXPECT_DOUBLE_EQ(activate(Activation::silu, 1.0), 1.0 / (1 + std::exp(-1.0)));
   EXPECT_NEAR(activate(Activation::gelu, 1.0), 0.8413447460685429, 1e-15);

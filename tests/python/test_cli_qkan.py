@@ -211,6 +211,11 @@ def test_csv_data_and_the_fit_figure(tmp_path):
             "--test-y", p("tey.npy"), "--output", p("n.safetensors"), "--history", p("n.csv"), "--plot", "")
     assert r.returncode == 0, r.stderr
     assert sorted(f.name for f in tmp_path.glob("*.png")) == ["c.png"]
+    # The learned activations: one panel per layer of a deeper model.
+    r = run(*common, "--widths", "1,2,1", "--output", p("e.safetensors"), "--history", p("e.csv"), "--plot", "",
+            "--activations-plot", p("act.png"))
+    assert r.returncode == 0, r.stderr
+    assert png_size(p("act.png"))[0] > 0
     # Without --plot, the figure goes beside the model file.
     r = run(*common, "--output", p("d.safetensors"), "--history", p("d.csv"))
     assert r.returncode == 0, r.stderr

@@ -104,6 +104,12 @@ double loss(const Model& model, std::span<const double> x, std::span<const doubl
 double loss_and_gradient(const Model& model, std::span<const double> x, std::span<const double> targets,
                          std::int64_t B, Loss kind, std::vector<LayerParams>& grad, Workspace* workspace = nullptr);
 
+/// The learned function of every edge of layer `layer` at the inputs x (S values, each fed to
+/// every input): out[s, o, i] = (post[s,o,i] + pb[o,i])·pw[o,i]·mask[o,i] + base(x[s])·bw[o,i]·mask[o,i],
+/// shape (S, O, I) row-major, so a layer's output is the sum over i of its edges' functions of
+/// their inputs. Float64, the plain solver.
+std::vector<double> edge_functions(const Model& model, std::size_t layer, std::span<const double> x);
+
 /// The model in a safetensors file of qkan's state_dict ("layers.{k}.theta", ...). Widths and
 /// reps come from the shapes; every layer must have all seven tensors (F32 or F64) in natural
 /// shapes with finite values and consistent widths, and the file no other tensor, or
