@@ -23,6 +23,9 @@ if [[ -n "$GPU_MISSING" ]]; then
   echo "test.sh: GPU tests (CTest label gpu) NOT run: no usable NVIDIA GPU ($GPU_MISSING)"
   CTEST_EXTRA+=(-LE '^gpu$')
 fi
+# ctest runs several test processes at once, each with its own OpenMP threads: with OpenMP's
+# default (spinning) wait, threads of one process burn the cores another one needs.
+export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
 ctest --test-dir "$BUILD" --output-on-failure -j"$(nproc)" ${CTEST_EXTRA[@]+"${CTEST_EXTRA[@]}"}
 # The command-line tool of this build, for the Python tests that run it.
 CLI_PATH="$BUILD/lockstep"
