@@ -34,15 +34,8 @@ double seconds_since(clock_type::time_point start) {
 
 // Runs `members` as one batch; returns the wall time.
 double run_batch(std::vector<lp::Member>& members) {
-  std::vector<const lp::Config*> configs;
-  std::vector<lp::Member*> pointers;
-  for (auto& m : members) {
-    configs.push_back(&m.config());
-    pointers.push_back(&m);
-  }
   const auto start = clock_type::now();
-  lp::PhysicsProblem problem(configs);
-  lp::run_lockstep(pointers, problem);
+  lp::run_gnlse(members);
   return seconds_since(start);
 }
 

@@ -69,4 +69,17 @@ bool PhysicsProblem::apply_windows(std::int64_t member, Complex* spectrum) {
   return true;
 }
 
+void run_gnlse(std::span<Member* const> members, const RunOptions& options, int threads) {
+  std::vector<const Config*> configs;
+  for (const Member* m : members) configs.push_back(&m->config());
+  PhysicsProblem problem(configs, threads);
+  run_lockstep(members, problem, options);
+}
+
+void run_gnlse(std::vector<Member>& members, const RunOptions& options, int threads) {
+  std::vector<Member*> pointers;
+  for (Member& m : members) pointers.push_back(&m);
+  run_gnlse(pointers, options, threads);
+}
+
 }  // namespace lockstep::prop

@@ -10,6 +10,8 @@ import torch
 import qkan
 from safetensors.torch import save_file
 
+from qkan_random import randomise
+
 CLI = os.environ.get("LOCKSTEP_CLI", "")
 if not (CLI and os.access(CLI, os.X_OK)):
     pytest.skip("set LOCKSTEP_CLI to the lockstep command-line tool (scripts/test.sh does)",
@@ -47,18 +49,8 @@ def png_size(path):
 
 
 def randomised_model(gen, width, **kw):
-    """qkan.QKAN with every parameter drawn at random (the mask partly zero), so that no term of
-    the layer sum can be wrong unnoticed. Loaded through load_state_dict, which is how qkan
-    refreshes its cached "mask is identity" / "bias is zero" flags."""
-    m = qkan.QKAN(width, reps=kw.pop("reps", 3), device="cpu", **kw)
-    sd = {}
-    for name, t in m.state_dict().items():
-        if name.endswith("mask"):
-            sd[name] = (torch.rand(t.shape, generator=gen) > 0.2).to(t.dtype)
-        else:
-            sd[name] = (torch.rand(t.shape, generator=gen, dtype=torch.float64) * 2 - 1).to(t.dtype)
-    m.load_state_dict(sd)
-    return m
+    """qkan.QKAN with every parameter drawn at random (qkan_random.randomise)."""
+    return randomise(qkan.QKAN(width, reps=kw.pop("reps", 3), device="cpu", **kw), gen)
 
 
 CASES = [

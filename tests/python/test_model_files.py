@@ -18,6 +18,8 @@ import torch
 import qkan
 from safetensors.torch import load_file, save_file
 
+from qkan_random import randomise
+
 CLI = os.environ.get("LOCKSTEP_CLI", "")
 if not (CLI and os.access(CLI, os.X_OK)):
     pytest.skip("set LOCKSTEP_CLI to the lockstep command-line tool (scripts/test.sh does)",
@@ -36,18 +38,11 @@ def run(*args):
 
 
 def random_qkan(gen, width, p_dtype, c_dtype, **kw):
-    """qkan.QKAN with every parameter drawn at random in [-1, 1] (the mask partly zero), every
-    weight trainable except the encoding, which the case sets."""
+    """qkan.QKAN with every parameter drawn at random (qkan_random.randomise), every weight
+    trainable except the encoding, which the case sets."""
     m = qkan.QKAN(width, reps=kw.pop("reps", 3), device="cpu", p_dtype=p_dtype, c_dtype=c_dtype,
                   postact_weight_trainable=True, postact_bias_trainable=True, ba_trainable=True, **kw)
-    sd = {}
-    for name, t in m.state_dict().items():
-        if name.endswith("mask"):
-            sd[name] = (torch.rand(t.shape, generator=gen) > 0.2).to(t.dtype)
-        else:
-            sd[name] = (torch.rand(t.shape, generator=gen, dtype=torch.float64) * 2 - 1).to(t.dtype)
-    m.load_state_dict(sd)
-    return m
+    return randomise(m, gen)
 
 
 CASES = [

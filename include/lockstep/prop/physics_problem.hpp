@@ -7,11 +7,13 @@
 #include <vector>
 
 #include "lockstep/prop/config.hpp"
+#include "lockstep/prop/member.hpp"
 #include "lockstep/prop/grid.hpp"
 #include "lockstep/prop/nonlinear.hpp"
 #include "lockstep/prop/physics.hpp"
 #include "lockstep/prop/problem.hpp"
 #include "lockstep/prop/pulse.hpp"
+#include "lockstep/prop/runner.hpp"
 #include "lockstep/prop/transform.hpp"
 
 namespace lockstep::prop {
@@ -45,5 +47,11 @@ class PhysicsProblem : public Problem {
   std::vector<std::unique_ptr<SpectralTransform>> transforms_;
   std::vector<std::vector<Complex>> fields_;  // scratch for measure()
 };
+
+/// Runs `members` as one lockstep batch on the GNLSE of their configurations: a PhysicsProblem
+/// made for them (threads as its constructor's), then run_lockstep with `options`.
+void run_gnlse(std::span<Member* const> members, const RunOptions& options = {}, int threads = 0);
+/// The same for every member of `members`.
+void run_gnlse(std::vector<Member>& members, const RunOptions& options = {}, int threads = 0);
 
 }  // namespace lockstep::prop

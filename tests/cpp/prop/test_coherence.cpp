@@ -24,14 +24,7 @@ TEST(Coherence, DudleyEnsembleIsCoherentInTheCentre) {
     c.output.n_save = 2;
     members.emplace_back(c, lp::initial_spectrum(c.pulse, lp::Grid(c.grid)));
   }
-  std::vector<const lp::Config*> configs;
-  std::vector<lp::Member*> pointers;
-  for (auto& m : members) {
-    configs.push_back(&m.config());
-    pointers.push_back(&m);
-  }
-  lp::PhysicsProblem problem(configs);
-  lp::run_lockstep(pointers, problem);
+  lp::run_gnlse(members);
 
   const lp::Grid grid(members[0].config().grid);
   std::vector<std::vector<std::complex<double>>> spectra;

@@ -21,10 +21,8 @@ namespace {
 lp::Member run_dudley() {
   const lp::Config config;  // the defaults are the Dudley case
   lp::Member m(config, lp::initial_spectrum(config.pulse, lp::Grid(config.grid)));
-  const lp::Config* c = &m.config();
-  lp::PhysicsProblem problem(std::span<const lp::Config* const>(&c, 1));
   lp::Member* p = &m;
-  lp::run_lockstep(std::span<lp::Member* const>(&p, 1), problem);
+  lp::run_gnlse(std::span<lp::Member* const>(&p, 1));
   return m;
 }
 

@@ -81,10 +81,8 @@ std::vector<Complex> gaussian_field(const lp::Config& c, double peak_power) {
 // Runs one member to the end of its fibre (batched runner, a batch of one).
 lp::Member propagate(const lp::Config& c, const std::vector<Complex>& field) {
   lp::Member m(c, spectrum_of(field));
-  const lp::Config* cp = &m.config();
-  lp::PhysicsProblem problem(std::span<const lp::Config* const>(&cp, 1));
   lp::Member* mp = &m;
-  lp::run_lockstep(std::span<lp::Member* const>(&mp, 1), problem);
+  lp::run_gnlse(std::span<lp::Member* const>(&mp, 1));
   return m;
 }
 
@@ -330,16 +328,9 @@ std::vector<lp::Member> noisy_members(bool adaptive, std::size_t count) {
 }
 
 void run_batch(std::vector<lp::Member>& members, lp::Evaluation evaluation) {
-  std::vector<const lp::Config*> configs;
-  std::vector<lp::Member*> pointers;
-  for (auto& m : members) {
-    configs.push_back(&m.config());
-    pointers.push_back(&m);
-  }
-  lp::PhysicsProblem problem(configs);
   lp::RunOptions options;
   options.evaluation = evaluation;
-  lp::run_lockstep(pointers, problem, options);
+  lp::run_gnlse(members, options);
 }
 
 // Largest |a − b| over all values of two lists of spectra, relative to the largest |b|.
