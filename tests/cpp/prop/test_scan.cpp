@@ -1,6 +1,8 @@
 // Scans (Cartesian products in the documented order, labels) and shot-noise ensembles.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "lockstep/prop/config_hash.hpp"
 #include "lockstep/prop/recipe.hpp"
 #include "lockstep/prop/scan.hpp"
@@ -65,6 +67,18 @@ TEST(Scan, EnsembleSeedsConsecutively) {
     EXPECT_EQ(members[i].label, "member=" + std::to_string(i));
     EXPECT_TRUE(members[i].config.pulse.shot_noise);
     EXPECT_EQ(members[i].config.pulse.noise_seed, 10 + i);
+  }
+}
+
+TEST(Scan, TheEnsembleExampleIsTheDudleyCaseWithTwentyNoisyMembers) {
+  const auto members = expand_members(load_recipe(std::filesystem::path(LOCKSTEP_EXAMPLES) / "dudley_ensemble.toml"));
+  ASSERT_EQ(members.size(), 20u);
+  Config expected;  // the Dudley case, 50 planes
+  expected.output.n_save = 50;
+  expected.pulse.shot_noise = true;
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    expected.pulse.noise_seed = 1 + i;
+    EXPECT_EQ(config_hash(members[i].config), config_hash(expected)) << members[i].label;
   }
 }
 
