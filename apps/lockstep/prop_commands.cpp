@@ -68,7 +68,8 @@ struct RunFlags {
     if (with_output)
       cmd.add_option("-o,--output", output_dir, "Directory of the result files and figures")->capture_default_str();
     cmd.add_option("--checkpoint", checkpoint_seconds,
-                   "Seconds between checkpoints of the result files (each a complete file, written and renamed)")
+                   "Seconds between checkpoints of the result files (each a complete file, written and renamed; "
+                   "longer when writing them would take more than a tenth of the run)")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
     cmd.add_option("--batch-memory", batch_memory_mib, "Working memory of one lockstep batch, MiB (caps its members)")
@@ -232,8 +233,17 @@ void advance(Job& job, const RunFlags& flags) {
       std::snprintf(detail, sizeof detail, "%.0f steps, %.1f steps/s", total, seconds > 0 ? total / seconds : 0.0);
       progress.update(z, detail);
     };
-    auto last_save = std::chrono::steady_clock::now();
-    checkpoint(job, batch);  // the files exist from the start: a run killed at once can resume
+    // Checkpoints take at most a tenth of the run: the interval is the larger of
+    // --checkpoint and ten times the last checkpoint's duration (a large batch writes many files).
+    double interval = flags.checkpoint_seconds;
+    auto timed_checkpoint = [&] {
+      const auto start = std::chrono::steady_clock::now();
+      checkpoint(job, batch);
+      const auto end = std::chrono::steady_clock::now();
+      interval = std::max(flags.checkpoint_seconds, 10 * std::chrono::duration<double>(end - start).count());
+      return end;
+    };
+    auto last_save = timed_checkpoint();  // the files exist from the start: a run killed at once can resume
     try {
       while (!members.front()->finished()) {
         const std::int64_t before = members.front()->ledger().accepted_steps;
@@ -246,10 +256,7 @@ void advance(Job& job, const RunFlags& flags) {
                             " m; the result files are saved: continue with 'lockstep prop resume " +
                             job.files[batch.front()].string() + " ...'");
         }
-        if (std::chrono::duration<double>(now - last_save).count() >= flags.checkpoint_seconds) {
-          checkpoint(job, batch);
-          last_save = now;
-        }
+        if (std::chrono::duration<double>(now - last_save).count() >= interval) last_save = timed_checkpoint();
       }
     } catch (const Interrupted&) {
       throw;
@@ -265,7 +272,11 @@ void advance(Job& job, const RunFlags& flags) {
 
 void write_all_figures(const Job& job, const RunFlags& flags) {
   if (flags.no_plots) return;
-  for (std::size_t k = 0; k < job.members.size(); ++k) {
+  // An ensemble's members differ only by their noise: the first member's figures and the
+  // coherence stand for all of them (thousands of members would otherwise spend longer
+  // drawing than propagating). `prop plot` draws any member's.
+  const std::size_t drawn = job.ensemble ? 1 : job.members.size();
+  for (std::size_t k = 0; k < drawn; ++k) {
     fs::path stem = job.files[k];
     stem.replace_extension();
     write_figures(result_of(job, k), stem);

@@ -181,6 +181,8 @@ def test_ensemble_scan_batched_equals_reference(tmp_path):
         with h5py.File(files[0], "r") as f:
             assert f["meta/label"][()].decode() == "member=0"
         assert (out / "coherence.png").stat().st_size > 1000
+        # An ensemble draws its first member's figures only (`prop plot` draws any other).
+        assert sorted(p.name for p in out.glob("*_spectral.png")) == ["ens_member-0_spectral.png"]
     # Two processes may plan different FFT algorithms (FFTW_MEASURE): the same steps, with
     # round-off of 1e-16 grown through the propagation; within one process the runners agree
     # more tightly (the C++ runner tests).
