@@ -45,28 +45,31 @@ std::vector<std::uint8_t> read_file(const std::filesystem::path& path, std::stri
   return bytes;
 }
 
-void write_file_atomically(const std::filesystem::path& path, std::span<const std::uint8_t> bytes,
-                           std::string_view where) {
+void write_file_atomically(const std::filesystem::path& path,
+                           std::initializer_list<std::span<const std::uint8_t>> parts, std::string_view where) {
   std::filesystem::path tmp = path;
-  tmp += ".tmp-" + std::to_string(::getpid());
+  tmp += ".tmp";
   std::error_code ignored;
-  auto fail = [&](const char* what) {
-    const std::string why = reason();
-    std::filesystem::remove(tmp, ignored);
-    runtime_failure(where, what, " '", tmp.string(), "': ", why);
-  };
   {
     Descriptor file{::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
-    if (file.fd < 0) runtime_failure(where, "cannot open '", tmp.string(), "' for writing: ", reason());
-    std::size_t done = 0;
-    while (done < bytes.size()) {
-      const ssize_t n = ::write(file.fd, bytes.data() + done, bytes.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) fail("error writing");
-      done += static_cast<std::size_t>(n);
-    }
+    if (file.fd < 0) runtime_failure(where, "cannot create '", tmp.string(), "': ", reason());
+    const auto fail = [&](const char* what) {
+      const std::string why = reason();
+      std::filesystem::remove(tmp, ignored);
+      runtime_failure(where, what, " '", tmp.string(), "': ", why);
+    };
+    for (const auto bytes : parts)
+      for (std::size_t done = 0; done < bytes.size();) {
+        const ssize_t n = ::write(file.fd, bytes.data() + done, bytes.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) fail("cannot write");
+        done += static_cast<std::size_t>(n);
+      }
     // On disk before the rename: after a power loss the name holds the old file or the new one.
-    if (::fsync(file.fd) != 0) fail("error flushing");
+    if (::fsync(file.fd) != 0) fail("cannot flush");
+    const int fd = file.fd;
+    file.fd = -1;
+    if (::close(fd) != 0) fail("cannot close");
   }
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
@@ -74,6 +77,9 @@ void write_file_atomically(const std::filesystem::path& path, std::span<const st
     std::filesystem::remove(tmp, ignored);
     runtime_failure(where, "cannot move '", tmp.string(), "' to '", path.string(), "': ", ec.message());
   }
+  const auto dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  Descriptor directory{::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
+  if (directory.fd >= 0) ::fsync(directory.fd);  // best effort: the rename is durable once the directory is
 }
 
 }  // namespace lockstep

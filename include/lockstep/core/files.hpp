@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <initializer_list>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -12,9 +13,17 @@ namespace lockstep {
 /// The bytes of a file; std::runtime_error prefixed with [where] if it cannot be read.
 std::vector<std::uint8_t> read_file(const std::filesystem::path& path, std::string_view where);
 
-/// Writes `bytes` to a temporary file beside `path`, then renames it over `path`: a crash or
-/// kill leaves either the old file or the new one, never a partial one.
-void write_file_atomically(const std::filesystem::path& path, std::span<const std::uint8_t> bytes,
-                           std::string_view where);
+/// Writes the concatenation of `parts` to "<path>.tmp" (replacing one a killed writer left),
+/// flushes it to disk, renames it over `path` and flushes the directory: a crash, kill or power
+/// loss leaves either the old file or the new one, never a partial one. std::runtime_error
+/// prefixed with [where] when writing fails; the old file is then untouched and the temporary
+/// one removed.
+void write_file_atomically(const std::filesystem::path& path,
+                           std::initializer_list<std::span<const std::uint8_t>> parts, std::string_view where);
+/// The same for one block of bytes.
+inline void write_file_atomically(const std::filesystem::path& path, std::span<const std::uint8_t> bytes,
+                                  std::string_view where) {
+  write_file_atomically(path, {bytes}, where);
+}
 
 }  // namespace lockstep

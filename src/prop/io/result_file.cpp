@@ -1,14 +1,10 @@
 // HDF5 result files: the layout is documented in include/lockstep/prop/result_file.hpp.
 #include "lockstep/prop/result_file.hpp"
 
-#include <fcntl.h>
 #include <fftw3.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <initializer_list>
 #include <mutex>
 #include <numbers>
 #include <span>
@@ -181,47 +177,6 @@ void check_consistent(const ResultData& data, std::int64_t n) {
       invalid_argument(kWhere, "planes.field_w[", p, "] has ", data.planes.field_w[p].size(), " points, the grid ", n);
   if (data.field_w.size() != size)
     invalid_argument(kWhere, "field_w (the resume state) has ", data.field_w.size(), " points, the grid ", n);
-}
-
-/// Writes the concatenation of `parts` to "<path>.tmp", flushes it to disk, renames it over
-/// `path` and flushes the directory: a crash at any point leaves the old file or the new one.
-void write_durably(const std::filesystem::path& path, std::initializer_list<std::span<const std::uint8_t>> parts) {
-  std::filesystem::path tmp = path;
-  tmp += ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) runtime_failure(kWhere, "cannot create '", tmp.string(), "': ", std::strerror(errno));
-  const auto fail = [&](const char* what) {
-    const int error = errno;
-    ::close(fd);
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    runtime_failure(kWhere, what, " '", tmp.string(), "': ", std::strerror(error));
-  };
-  for (const auto bytes : parts)
-    for (std::size_t done = 0; done < bytes.size();) {
-      const ssize_t wrote = ::write(fd, bytes.data() + done, bytes.size() - done);
-      if (wrote < 0 && errno == EINTR) continue;
-      if (wrote <= 0) fail("cannot write");
-      done += static_cast<std::size_t>(wrote);
-    }
-  if (::fsync(fd) != 0) fail("cannot flush");
-  if (::close(fd) != 0) {
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    runtime_failure(kWhere, "cannot close '", tmp.string(), "': ", std::strerror(errno));
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    runtime_failure(kWhere, "cannot move '", tmp.string(), "' to '", path.string(), "': ", ec.message());
-  }
-  const auto dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-  if (const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
-    ::fsync(dfd);  // best effort: the rename is durable once the directory is
-    ::close(dfd);
-  }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -430,7 +385,7 @@ void write_result(const std::filesystem::path& path, const ResultData& data) {
     image = w.image();
   }
   const auto seal = io::seal(image);
-  write_durably(path, {seal, image});
+  write_file_atomically(path, {seal, image}, kWhere);
 }
 
 ResultData read_result(const std::filesystem::path& path) {
