@@ -84,7 +84,6 @@ NonlinearBatch::NonlinearBatch(const Grid& grid, std::int64_t capacity, int thre
   // n/2 complex values) and its half spectrum h (n/2 + 1 complex values), each padded.
   stride_ = padded(n_) + padded(n_ / 2) + padded(n_ / 2 + 1);
   scratch_ = fftw_alloc_complex_array(stride_ * threads_, kWhere);
-  std::fill(scratch_, scratch_ + stride_ * threads_, std::complex<double>{});
   std::complex<double>* plan_input = nullptr;
   try {
     plan_input = fftw_alloc_complex_array(n_, kWhere);

@@ -21,8 +21,7 @@ PhysicsProblem::PhysicsProblem(std::span<const Config* const> configs, int threa
   for (std::size_t i = 0; i < configs.size(); ++i) {
     const Config* c = configs[i];
     if (c == nullptr) invalid_argument(kWhere, "member ", i, " has no configuration");
-    if (c->grid.points != g.points || c->grid.time_window != g.time_window ||
-        c->grid.center_wavelength != g.center_wavelength)
+    if (c->grid != g)
       invalid_argument(kWhere, "member ", i, " has another grid than member 0");
     physics_.push_back(make_physics(*c, grid_));
     windows_.push_back(make_windows(c->window, grid_));

@@ -17,11 +17,6 @@ constexpr const char* kWhere = "prop.runner";
 constexpr std::int64_t kMinThreadedValues = std::int64_t{1} << 15;
 using clock = std::chrono::steady_clock;
 
-bool same_grid(const GridConfig& a, const GridConfig& b) {
-  return a.points == b.points && a.time_window == b.time_window &&
-         a.center_wavelength == b.center_wavelength;
-}
-
 // The stepping settings that must agree within a batch (the tolerances may differ).
 bool same_stepping(const SteppingConfig& a, const SteppingConfig& b) {
   return a.scheme == b.scheme && a.adaptive == b.adaptive && a.initial_step == b.initial_step &&
@@ -32,7 +27,7 @@ bool same_stepping(const SteppingConfig& a, const SteppingConfig& b) {
 
 bool lockstep_compatible(const Member& a, const Member& b) {
   const Config &ca = a.config(), &cb = b.config();
-  return same_grid(ca.grid, cb.grid) && same_stepping(ca.stepping, cb.stepping) &&
+  return ca.grid == cb.grid && same_stepping(ca.stepping, cb.stepping) &&
          ca.fibre.length == cb.fibre.length && a.schedule() == b.schedule() &&
          a.ledger().z == b.ledger().z &&
          a.ledger().schedule_position == b.ledger().schedule_position;

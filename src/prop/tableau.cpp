@@ -79,7 +79,6 @@ Tableau make_dp54ip() {
     const double e = 2 * t.b[j] - first - last;
     t.dense[j] = {first, -(first - t.b[j]) + e + d[j], -e - 2 * d[j], d[j]};
   }
-  t.dense_order = 4;
   return t;
 }
 

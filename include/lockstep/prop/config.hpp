@@ -18,6 +18,7 @@ struct GridConfig {
   std::int64_t points = 8192;        ///< number of samples (≥ 16, even)
   double time_window = 12.5e-12;     ///< s
   double center_wavelength = 835e-9; ///< m
+  bool operator==(const GridConfig&) const = default;
 };
 
 /// Raman response models of PROPAGATION.md §1.

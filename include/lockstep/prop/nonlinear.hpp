@@ -64,7 +64,6 @@ class NonlinearBatch {
 
   std::int64_t points() const { return n_; }
   std::int64_t capacity() const { return capacity_; }
-  int threads() const { return threads_; }
 
  private:
   struct Rows {

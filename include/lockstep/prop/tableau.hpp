@@ -30,8 +30,6 @@ struct Tableau {
   /// Dense output: the weights b_j(θ) = Σ_{k=1..4} dense[j][k−1] θ^k of a continuous solution
   /// y(z_n + θh) = y_n + h Σ_j b_j(θ) k_j, θ ∈ [0, 1] (empty: no dense output).
   std::vector<std::vector<double>> dense;
-  /// The order of the dense output (0: none).
-  int dense_order = 0;
 
   int stages() const { return static_cast<int>(c.size()); }
   bool has_error_estimate() const { return !b_hat.empty(); }

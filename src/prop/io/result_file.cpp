@@ -1,22 +1,18 @@
 // HDF5 result files: the layout is documented in include/lockstep/prop/result_file.hpp.
 #include "lockstep/prop/result_file.hpp"
 
-#include <fftw3.h>
-
 #include <cmath>
-#include <cstring>
-#include <mutex>
 #include <numbers>
 #include <span>
 #include <string>
 
-#include "../fftw_support.hpp"  // fftw_planner_mutex(), shared with the numerics
 #include "hdf5_handles.hpp"
 #include "lockstep/core/error.hpp"
 #include "lockstep/core/files.hpp"
 #include "lockstep/prop/config_hash.hpp"
 #include "lockstep/prop/grid.hpp"
 #include "lockstep/prop/recipe.hpp"
+#include "lockstep/prop/transform.hpp"
 #include "record_fields.hpp"
 #include "result_seal.hpp"
 
@@ -138,28 +134,13 @@ class Writer {
   Id file_;
 };
 
-/// A(T) of every plane: FFTW_FORWARD of Ã (FFT order) divided by n, the grid's convention.
+/// A(T) of every plane (the grid's convention), planes × n.
 std::vector<Complex> time_domain(const Planes& planes, std::int64_t n) {
-  const std::size_t count = planes.field_w.size(), size = static_cast<std::size_t>(n);
-  std::vector<Complex> out(count * size);
-  for (std::size_t p = 0; p < count; ++p) std::copy(planes.field_w[p].begin(), planes.field_w[p].end(), out.begin() + p * size);
-  if (count == 0) return out;
-  auto* data = reinterpret_cast<fftw_complex*>(out.data());
-  const int length = static_cast<int>(n);
-  fftw_plan plan;
-  {
-    std::lock_guard guard(fftw_planner_mutex());
-    plan = fftw_plan_many_dft(1, &length, static_cast<int>(count), data, nullptr, 1, length, data, nullptr, 1, length,
-                              FFTW_FORWARD, FFTW_ESTIMATE);
-  }
-  if (!plan) runtime_failure(kWhere, "FFTW could not plan ", count, " transforms of ", n, " points");
-  fftw_execute(plan);
-  {
-    std::lock_guard guard(fftw_planner_mutex());
-    fftw_destroy_plan(plan);
-  }
-  const double scale = 1.0 / static_cast<double>(n);
-  for (auto& v : out) v *= scale;
+  const std::size_t size = static_cast<std::size_t>(n);
+  std::vector<Complex> out(planes.field_w.size() * size);
+  if (planes.field_w.empty()) return out;
+  SpectralTransform transform(n);
+  for (std::size_t p = 0; p < planes.field_w.size(); ++p) transform.to_time(planes.field_w[p].data(), out.data() + p * size);
   return out;
 }
 
@@ -352,8 +333,9 @@ void write_result(const std::filesystem::path& path, const ResultData& data) {
     const Id meta = w.group("meta");
     w.string(meta, "schema", std::string(kResultSchema));
     w.string(meta, "recipe", data.recipe);
-    w.string(meta, "config", serialize_config(data.config));
-    w.string(meta, "config_hash", config_hash(data.config));
+    const std::string config_text = serialize_config(data.config);
+    w.string(meta, "config", config_text);
+    w.string(meta, "config_hash", sha256_hex(config_text));
     w.string(meta, "label", data.label);
 
     const Id g = w.group("grid");
@@ -404,8 +386,8 @@ ResultData read_result(const std::filesystem::path& path) {
   } catch (const std::invalid_argument& e) {
     r.bad("/meta/config is not a valid configuration: ", e.what());
   }
-  if (const auto stored = r.string(meta, "config_hash"); stored != config_hash(data.config))
-    r.bad("/meta/config_hash ", stored, " does not match /meta/config (", config_hash(data.config), ")");
+  if (const auto stored = r.string(meta, "config_hash"), computed = config_hash(data.config); stored != computed)
+    r.bad("/meta/config_hash ", stored, " does not match /meta/config (", computed, ")");
   data.recipe = r.string(meta, "recipe");
   data.label = r.string(meta, "label");
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "lockstep/core/error.hpp"
-#include "sha256.hpp"
+#include "lockstep/prop/config_hash.hpp"
 
 namespace lockstep::prop::io {
 
@@ -13,16 +13,10 @@ namespace {
 
 constexpr std::string_view kMagic = "lockstep.prop result file\n";
 
-std::string digest_of(std::span<const std::uint8_t> bytes) {
-  Sha256 hash;
-  hash.update(bytes);
-  return hash.finish_hex();
-}
-
 }  // namespace
 
 std::array<std::uint8_t, kSealSize> seal(std::span<const std::uint8_t> hdf5_image) {
-  const std::string header = std::string(kMagic) + "sha256 " + digest_of(hdf5_image) + "\nbytes " +
+  const std::string header = std::string(kMagic) + "sha256 " + sha256_hex(hdf5_image) + "\nbytes " +
                              std::to_string(hdf5_image.size()) + "\n";
   std::array<std::uint8_t, kSealSize> out{};
   std::copy(header.begin(), header.end(), out.begin());
@@ -51,7 +45,7 @@ std::span<const std::uint8_t> unseal(std::span<const std::uint8_t> file, std::st
     invalid_argument(where, source, ": has ", file.size(), " bytes, its header says ", kSealSize + length,
                      " (truncated or extended file)");
   const auto image = file.subspan(kSealSize);
-  if (digest_of(image) != digest)
+  if (sha256_hex(image) != digest)
     invalid_argument(where, source, ": checksum mismatch (the file was altered or damaged)");
   return image;
 }
