@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <type_traits>
 
@@ -475,8 +476,8 @@ Loss parse_loss(std::string_view name) {
 
 std::vector<double> forward(const Model& m, std::span<const double> x, std::int64_t B, Workspace* workspace) {
   check_batch(m, x, B);
-  Workspace temporary;
-  Workspace::State& ws = (workspace ? *workspace : temporary).state();
+  std::optional<Workspace> temporary;  // only when the caller brings none (it allocates)
+  Workspace::State& ws = (workspace ? *workspace : temporary.emplace()).state();
   return m.options.compute == DType::f32 ? forward_in<float>(m, x, B, ws) : forward_in<double>(m, x, B, ws);
 }
 
@@ -484,8 +485,8 @@ double loss(const Model& m, std::span<const double> x, std::span<const double> t
             Workspace* workspace) {
   check_batch(m, x, B);
   check_targets(m, targets, B, kind);
-  Workspace temporary;
-  Workspace& ws = workspace ? *workspace : temporary;
+  std::optional<Workspace> temporary;
+  Workspace& ws = workspace ? *workspace : temporary.emplace();
   const std::vector<double> y = forward(m, x, B, &ws);
   const std::int64_t O = m.widths.back(), tcols = kind == Loss::mse ? O : 1;
   std::vector<double>& terms = ws.state().row_loss;
@@ -499,8 +500,8 @@ double loss_and_gradient(const Model& m, std::span<const double> x, std::span<co
   check_batch(m, x, B);
   check_targets(m, targets, B, kind);
   if (B == 0) invalid_argument(kWhere, "the loss of an empty batch is undefined");
-  Workspace temporary;
-  Workspace::State& ws = (workspace ? *workspace : temporary).state();
+  std::optional<Workspace> temporary;  // only when the caller brings none (it allocates)
+  Workspace::State& ws = (workspace ? *workspace : temporary.emplace()).state();
   return m.options.compute == DType::f32 ? loss_and_gradient_in<float>(m, x, targets, B, kind, grad, ws)
                                          : loss_and_gradient_in<double>(m, x, targets, B, kind, grad, ws);
 }
