@@ -6,15 +6,13 @@
 #include <limits>
 
 #include "lockstep/core/error.hpp"
-#include "lockstep/core/parallel.hpp"
 #include "lockstep/prop/stepper.hpp"
+#include "member_threads.hpp"
 
 namespace lockstep::prop {
 
 namespace {
 constexpr const char* kWhere = "prop.runner";
-// Members × points below which the per-member bookkeeping of a step runs on the calling thread.
-constexpr std::int64_t kMinThreadedValues = std::int64_t{1} << 15;
 using clock = std::chrono::steady_clock;
 
 // The stepping settings that must agree within a batch (the tolerances may differ).
@@ -184,13 +182,9 @@ class LockstepRun {
       l.z = z1;
       l.wall_time += share;
     };
-    // Per-member work (a transform for the peak power, windows, copies): threaded like the
-    // stepper's passes when the batch is large.
-    if (count_ * problem_.points() >= kMinThreadedValues) {
-      parallel_for(count_, accept_member);
-    } else {
-      for (std::int64_t i = 0; i < count_; ++i) accept_member(i, 0);
-    }
+    // Per-member work (a transform for the peak power, windows, copies), threaded like the
+    // stepper's passes.
+    for_each_member(0, count_, problem_.points(), accept_member);
     ++steps_;
     if (options_.progress) {
       const double elapsed = std::chrono::duration<double>(clock::now() - start_).count();

@@ -6,6 +6,7 @@
 
 #include "lockstep/core/error.hpp"
 #include "lockstep/core/parallel.hpp"
+#include "member_threads.hpp"
 
 namespace lockstep::prop {
 
@@ -13,9 +14,6 @@ namespace {
 constexpr const char* kWhere = "prop.stepper";
 
 std::size_t idx(std::int64_t i) { return static_cast<std::size_t>(i); }
-
-// Complex values per element-wise pass below which the pass runs on the calling thread.
-constexpr std::int64_t kMinThreadedValues = std::int64_t{1} << 15;
 }  // namespace
 
 Stepper::Stepper(const Tableau& tableau, Problem& problem)
@@ -182,17 +180,7 @@ void Stepper::trial(std::int64_t first, std::int64_t count, double h) {
     invalid_argument(kWhere, "members [", first, ", ", first + count, ") outside [0, ", members_, ")");
   if (!(h > 0) || !std::isfinite(h)) invalid_argument(kWhere, "step length ", h, " m must be > 0");
   const int s = stages_;
-  // Element-wise passes are threaded across members only when a pass is large enough to pay
-  // for a parallel region (on a loaded machine a region over a few small rows costs more than
-  // the rows themselves). Each member's arithmetic is the same either way.
-  const bool threaded = count * n_ >= kMinThreadedValues;
-  auto for_members = [&](auto&& body) {
-    if (!threaded) {
-      for (std::int64_t m = first; m < first + count; ++m) body(m);
-      return;
-    }
-    parallel_for(count, [&](std::int64_t t, int) { body(first + t); });
-  };
+  auto for_members = [&](auto&& body) { for_each_member(first, count, n_, [&](std::int64_t m, int) { body(m); }); };
   // k_j of one member, right after N_j (the pass runs in the next stage's region).
   auto make_k = [&](int stage, std::int64_t m) {
     if (!k_needed_[idx(stage)] || k_exponential_[idx(stage)] < 0) return;
@@ -210,7 +198,9 @@ void Stepper::trial(std::int64_t first, std::int64_t count, double h) {
     if (cached_h_[idx(g)] != h && std::find(stale.begin(), stale.end(), g) == stale.end())
       stale.push_back(g);
   }
-  // Split into point ranges as well, so that one shared group is computed by every thread.
+  // Split into point ranges as well, so that one shared group is computed by every thread;
+  // threaded under the same rule as the passes over members.
+  const bool threaded = count * n_ >= kMinThreadedValues;
   const std::int64_t chunks = threaded ? num_threads() : 1;
   const auto tasks = static_cast<std::int64_t>(stale.size()) * chunks;
   auto update = [&](std::int64_t t, int) {
