@@ -29,11 +29,16 @@ CubicSpline::CubicSpline(std::vector<double> x, std::vector<double> y)
   }
 }
 
-std::size_t CubicSpline::interval(double x) const {
-  const auto it = std::upper_bound(x_.begin(), x_.end(), x);
-  const auto i = static_cast<std::size_t>(std::max<std::ptrdiff_t>(it - x_.begin() - 1, 0));
-  return std::min(i, x_.size() - 2);
+namespace {
+/// The interval [x[i], x[i+1]] holding `at`, the end intervals extended outwards.
+std::size_t bracket(const std::vector<double>& x, double at) {
+  const auto it = std::upper_bound(x.begin(), x.end(), at);
+  const auto i = static_cast<std::size_t>(std::max<std::ptrdiff_t>(it - x.begin() - 1, 0));
+  return std::min(i, x.size() - 2);
 }
+}  // namespace
+
+std::size_t CubicSpline::interval(double x) const { return bracket(x_, x); }
 
 double CubicSpline::operator()(double x) const {
   const std::size_t i = interval(x);
@@ -50,9 +55,7 @@ double CubicSpline::derivative(double x) const {
 }
 
 double linear_interpolate(const std::vector<double>& x, const std::vector<double>& y, double at) {
-  const auto it = std::upper_bound(x.begin(), x.end(), at);
-  std::size_t i = static_cast<std::size_t>(std::max<std::ptrdiff_t>(it - x.begin() - 1, 0));
-  i = std::min(i, x.size() - 2);
+  const std::size_t i = bracket(x, at);
   const double w = (at - x[i]) / (x[i + 1] - x[i]);
   return (1 - w) * y[i] + w * y[i + 1];
 }

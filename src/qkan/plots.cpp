@@ -26,15 +26,20 @@ void check(const FitPlotData& d) {
                      d.train_loss.size(), " (one per step, or none)");
 }
 
-void draw_curves(plot::Axes& axes, const FitPlotData& d) {
-  std::vector<std::size_t> order(d.x.size());
+/// The indices of `x` in ascending order (stable), NaN last (the plot skips them): curves are
+/// drawn left to right whatever order they were sampled in.
+std::vector<std::size_t> order_by_x(const std::vector<double>& x) {
+  std::vector<std::size_t> order(x.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
-  // NaN inputs sort last; the plot skips them.
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return std::isnan(d.x[b]) ? !std::isnan(d.x[a]) : d.x[a] < d.x[b];
+    return std::isnan(x[b]) ? !std::isnan(x[a]) : x[a] < x[b];
   });
+  return order;
+}
+
+void draw_curves(plot::Axes& axes, const FitPlotData& d) {
   std::vector<double> x, target, prediction;
-  for (std::size_t i : order) {
+  for (std::size_t i : order_by_x(d.x)) {
     x.push_back(d.x[i]);
     target.push_back(d.target[i]);
     prediction.push_back(d.prediction[i]);
@@ -109,14 +114,8 @@ plot::Figure activations_figure(const std::vector<ActivationCurve>& curves, cons
         .set_xlabel("input x")
         .set_ylabel("φ(x)");
   for (const ActivationCurve& c : curves) {
-    // Sorted by x, so that the curve is drawn left to right whatever order it was sampled in.
-    std::vector<std::size_t> order(c.x.size());
-    std::iota(order.begin(), order.end(), std::size_t{0});
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-      return std::isnan(c.x[b]) ? !std::isnan(c.x[a]) : c.x[a] < c.x[b];
-    });
     std::vector<double> x, y;
-    for (std::size_t i : order) x.push_back(c.x[i]), y.push_back(c.y[i]);
+    for (std::size_t i : order_by_x(c.x)) x.push_back(c.x[i]), y.push_back(c.y[i]);
     const bool labelled = edges[static_cast<std::size_t>(c.layer)] <= kMaxLabelled;
     figure.axes(c.layer / kPerRow, c.layer % kPerRow)
         .add_line(std::move(x), std::move(y),
