@@ -212,10 +212,9 @@ void write_activations(const std::string& path, const qkan::Model& model, const 
         for (std::size_t s = 0; s < x.size(); ++s) c.y.push_back(f[(s * O + o) * I + i]);
         curves.push_back(std::move(c));
       }
-    if (k + 1 < model.layers.size()) {  // the next layer's inputs: this one's outputs
-      qkan::Model first = model;
-      first.layers.resize(k + 1), first.widths.resize(k + 2);
-      inputs = qkan::forward(first, d.train_x, d.n_train);
+    if (k + 1 < model.layers.size()) {  // the next layer's inputs: this layer's outputs
+      const qkan::Model layer{model.options, model.reps, {model.widths[k], model.widths[k + 1]}, {model.layers[k]}};
+      inputs = qkan::forward(layer, inputs, d.n_train);
     }
   }
   qkan::write_activations_plot(path, curves, "learned activations");
