@@ -23,6 +23,7 @@
 #include "lockstep/core/parallel.hpp"
 #include "lockstep/core/progress.hpp"
 #include "lockstep/prop/config_hash.hpp"
+#include "lockstep/prop/cuda_engine.hpp"
 #include "lockstep/prop/grid.hpp"
 #include "lockstep/prop/measures.hpp"
 #include "lockstep/prop/member.hpp"
@@ -56,8 +57,10 @@ struct Interrupted : std::runtime_error {
 struct RunFlags {
   std::string output_dir = "prop_out";
   double checkpoint_seconds = 30;
-  double batch_memory_mib = 4096;
+  double batch_memory_mib = 0;  ///< 0: 4096 MiB on the CPU, 80% of the free device memory on CUDA
   std::string evaluation = "batched";
+  std::string device = "cpu";
+  std::string precision = "f64";
   int threads = 0;
   std::int64_t chunk_steps = 20;
   bool quiet = false;
@@ -72,11 +75,20 @@ struct RunFlags {
                    "longer when writing them would take more than a tenth of the run)")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
-    cmd.add_option("--batch-memory", batch_memory_mib, "Working memory of one lockstep batch, MiB (caps its members)")
-        ->check(CLI::PositiveNumber)
+    cmd.add_option("--batch-memory", batch_memory_mib,
+                   "Working memory of one lockstep batch, MiB (caps its members); 0: 4096 on the CPU, 80% of the "
+                   "free device memory on CUDA")
+        ->check(CLI::NonNegativeNumber)
+        ->capture_default_str();
+    cmd.add_option("--device", device, "cpu, or cuda: the whole batch on the current NVIDIA GPU")
+        ->check(CLI::IsMember({"cpu", "cuda"}))
+        ->capture_default_str();
+    cmd.add_option("--precision", precision, "f64, or f32 (CUDA only): the fields and transforms in single precision")
+        ->check(CLI::IsMember({"f64", "f32"}))
         ->capture_default_str();
     cmd.add_option("--evaluation", evaluation,
-                   "batched: one nonlinear evaluation per stage over the whole batch; reference: each member in turn")
+                   "batched: one nonlinear evaluation per stage over the whole batch; reference: each member in turn "
+                   "(CPU only)")
         ->check(CLI::IsMember({"batched", "reference"}))
         ->capture_default_str();
     cmd.add_option("--threads", threads, "CPU threads (0: all)")->check(CLI::NonNegativeNumber)->capture_default_str();
@@ -196,9 +208,19 @@ void checkpoint(const Job& job, const std::vector<std::size_t>& batch) {
 /// result files every flags.checkpoint_seconds and when the batch ends, stops or fails.
 void advance(Job& job, const RunFlags& flags) {
   if (flags.threads > 0) set_num_threads(flags.threads);
+  EngineOptions engine_options;
+  engine_options.device = flags.device == "cuda" ? Device::cuda : Device::cpu;
+  engine_options.precision = flags.precision == "f32" ? DType::f32 : DType::f64;
+  engine_options.threads = flags.threads;
+  if (engine_options.device == Device::cuda && flags.evaluation == "reference")
+    invalid_argument(kWhere, "--evaluation reference runs on the CPU only (on CUDA, --batch-memory caps the batch)");
+  double budget_mib = flags.batch_memory_mib;
+  if (budget_mib == 0)
+    budget_mib = engine_options.device == Device::cuda ? 0.8 * static_cast<double>(cuda_free_memory()) / 1048576.0
+                                                       : 4096.0;
   std::vector<const Member*> all;
   for (const Member& m : job.members) all.push_back(&m);
-  const auto batches = select_batch(all, static_cast<std::int64_t>(flags.batch_memory_mib * 1048576.0));
+  const auto batches = select_batch(all, static_cast<std::int64_t>(budget_mib * 1048576.0), engine_options);
   g_interrupted.store(false);
   auto previous_int = std::signal(SIGINT, on_interrupt);
   auto previous_term = std::signal(SIGTERM, on_interrupt);
@@ -215,7 +237,7 @@ void advance(Job& job, const RunFlags& flags) {
       members.push_back(&job.members[k]);
       configs.push_back(&job.members[k].config());
     }
-    PhysicsProblem problem(configs, flags.threads);
+    const auto engine = make_gnlse_engine(configs, members.front()->tableau(), engine_options);
     const double length = members.front()->config().fibre.length;
     std::string label = "prop";
     if (batches.size() > 1) label += " batch " + std::to_string(b + 1) + "/" + std::to_string(batches.size());
@@ -247,7 +269,7 @@ void advance(Job& job, const RunFlags& flags) {
     try {
       while (!members.front()->finished()) {
         const std::int64_t before = members.front()->ledger().accepted_steps;
-        run_lockstep(members, problem, options);
+        run_lockstep(members, *engine, options);
         steps_done += members.front()->ledger().accepted_steps - before;
         const auto now = std::chrono::steady_clock::now();
         if (g_interrupted.load()) {

@@ -3,14 +3,23 @@ add_library(lockstep_prop STATIC
   grid.cpp
   tableau.cpp
   controller.cpp
+  stage_plan.cpp
   stepper.cpp
   schedule.cpp
   member.cpp
   runner.cpp
+  host_engine.cpp
   physics_problem.cpp
 )
 target_link_libraries(lockstep_prop PUBLIC lockstep_core)
-target_compile_options(lockstep_prop PRIVATE -Wall -Wextra $<$<CXX_COMPILER_ID:GNU>:-Wno-restrict>)
+# The CUDA engine (cuda/engine.cpp over cuFFT and the kernels of cuda/kernels.cu), or its stub without CUDA.
+if(_cuda)
+  target_sources(lockstep_prop PRIVATE cuda/engine.cpp cuda/kernels.cu)
+  target_link_libraries(lockstep_prop PRIVATE CUDA::cudart CUDA::cufft)
+else()
+  target_sources(lockstep_prop PRIVATE cuda/no_cuda.cpp)
+endif()
+target_compile_options(lockstep_prop PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra $<$<CXX_COMPILER_ID:GNU>:-Wno-restrict>>)
 
 # bench/prop_cpu.cpp: the CPU benchmark of the runners (not built by default:
 # `cmake --build <dir> --target lockstep_prop_cpu_bench`).

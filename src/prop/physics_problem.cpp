@@ -3,6 +3,9 @@
 #include <algorithm>
 
 #include "lockstep/core/error.hpp"
+#include "lockstep/prop/cuda_engine.hpp"
+#include "lockstep/prop/stepper.hpp"
+#include "host_engine.hpp"
 
 namespace lockstep::prop {
 
@@ -68,17 +71,34 @@ bool PhysicsProblem::apply_windows(std::int64_t member, Complex* spectrum) {
   return true;
 }
 
-void run_gnlse(std::span<Member* const> members, const RunOptions& options, int threads) {
-  std::vector<const Config*> configs;
-  for (const Member* m : members) configs.push_back(&m->config());
-  PhysicsProblem problem(configs, threads);
-  run_lockstep(members, problem, options);
+std::int64_t engine_bytes_per_member(const EngineOptions& options, const Tableau& tableau, std::int64_t points) {
+  return options.device == Device::cuda ? cuda_engine_bytes_per_member(tableau, points, options.precision)
+                                        : Stepper::bytes_per_member(tableau, points);
 }
 
-void run_gnlse(std::vector<Member>& members, const RunOptions& options, int threads) {
+std::unique_ptr<Engine> make_gnlse_engine(std::span<const Config* const> configs, const Tableau& tableau,
+                                          const EngineOptions& options) {
+  if (options.device == Device::cuda) return make_cuda_engine(configs, tableau, options.precision);
+  if (options.precision != DType::f64)
+    invalid_argument(kWhere, "float32 propagation runs on CUDA only (the CPU engine is float64)");
+  return std::make_unique<HostEngine>(tableau, std::make_unique<PhysicsProblem>(configs, options.threads));
+}
+
+void run_gnlse(std::span<Member* const> members, const RunOptions& options, const EngineOptions& engine) {
+  std::vector<const Config*> configs;
+  for (const Member* m : members) {
+    if (m == nullptr) invalid_argument(kWhere, "a member is null");
+    configs.push_back(&m->config());
+  }
+  if (configs.empty()) invalid_argument(kWhere, "no members to run");
+  const auto run_engine = make_gnlse_engine(configs, members[0]->tableau(), engine);
+  run_lockstep(members, *run_engine, options);
+}
+
+void run_gnlse(std::vector<Member>& members, const RunOptions& options, const EngineOptions& engine) {
   std::vector<Member*> pointers;
   for (Member& m : members) pointers.push_back(&m);
-  run_gnlse(pointers, options, threads);
+  run_gnlse(pointers, options, engine);
 }
 
 }  // namespace lockstep::prop

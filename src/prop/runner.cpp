@@ -6,8 +6,7 @@
 #include <limits>
 
 #include "lockstep/core/error.hpp"
-#include "lockstep/prop/stepper.hpp"
-#include "member_threads.hpp"
+#include "host_engine.hpp"
 
 namespace lockstep::prop {
 
@@ -32,11 +31,12 @@ bool lockstep_compatible(const Member& a, const Member& b) {
 }
 
 std::vector<std::vector<std::size_t>> select_batch(std::span<const Member* const> members,
-                                                   std::int64_t memory_budget_bytes) {
+                                                   std::int64_t memory_budget_bytes,
+                                                   const EngineOptions& engine) {
   std::vector<std::vector<std::size_t>> batches;
   for (std::size_t i = 0; i < members.size(); ++i) {
     const Member& m = *members[i];
-    const std::int64_t bytes = Stepper::bytes_per_member(m.tableau(), m.config().grid.points);
+    const std::int64_t bytes = engine_bytes_per_member(engine, m.tableau(), m.config().grid.points);
     bool placed = false;
     for (auto& batch : batches) {
       const Member& head = *members[batch.front()];
@@ -55,12 +55,11 @@ std::vector<std::vector<std::size_t>> select_batch(std::span<const Member* const
 // One run of a batch: the stepper, the bookkeeping of accepted and rejected trials.
 class LockstepRun {
  public:
-  LockstepRun(std::span<Member* const> members, Problem& problem, const RunOptions& options)
+  LockstepRun(std::span<Member* const> members, Engine& engine, const RunOptions& options)
       : members_(members),
-        problem_(problem),
+        engine_(engine),
         options_(options),
         count_(static_cast<std::int64_t>(members.size())),
-        stepper_(members[0]->tableau(), problem),
         start_(clock::now()) {
     const Member& head = *members_[0];
     for (std::int64_t i = 0; i < count_; ++i) {
@@ -68,10 +67,13 @@ class LockstepRun {
       if (i > 0 && !lockstep_compatible(head, m))
         invalid_argument(kWhere, "member ", i, " cannot run in lockstep with member 0 (grid, scheme, ",
                          "schedule, stepping settings or position differ)");
-      if (static_cast<std::int64_t>(m.spectrum_.size()) != problem.points())
+      if (m.tableau().name != engine.tableau().name)
+        invalid_argument(kWhere, "member ", i, " uses ", m.tableau().name, ", the engine ",
+                         engine.tableau().name);
+      if (static_cast<std::int64_t>(m.spectrum_.size()) != engine.points())
         invalid_argument(kWhere, "member ", i, " has ", m.spectrum_.size(),
-                         " points, the problem ", problem.points());
-      stepper_.load(i, m.spectrum_.data(), m.error_control());
+                         " points, the engine ", engine.points());
+      engine_.load(i, m.spectrum_.data(), m.error_control());
       if (m.ledger_.z == 0 && m.statistics_.z.empty()) record_row(i, 0, 0, 0);
       if (m.ledger_.z == 0 && m.planes_.z.empty()) {
         m.planes_.z.push_back(0);
@@ -82,11 +84,19 @@ class LockstepRun {
     tol_ = kSameZ * length_;
   }
 
+  // Runs to the end (or options.max_steps); the members' fields are brought back from the
+  // engine at the end, and after a failure the last accepted ones.
   void run() {
-    if (member(0).config_.stepping.adaptive)
-      run_adaptive();
-    else
-      run_fixed();
+    try {
+      if (member(0).config_.stepping.adaptive)
+        run_adaptive();
+      else
+        run_fixed();
+    } catch (...) {
+      read_spectra();
+      throw;
+    }
+    read_spectra();
   }
 
  private:
@@ -98,19 +108,21 @@ class LockstepRun {
            std::to_string(member(i).config_.pulse.noise_seed) + ")";
   }
 
+  void read_spectra() {
+    std::vector<Complex*> rows;
+    for (std::int64_t i = 0; i < count_; ++i) rows.push_back(member(i).spectrum_.data());
+    engine_.read_solutions(rows);
+  }
+
   // Computes the trial of every member and books its evaluations; returns the wall time.
   double trial(double h) {
     const auto t0 = clock::now();
-    if (options_.evaluation == Evaluation::batched) {
-      stepper_.trial(0, count_, h);
-    } else {
-      for (std::int64_t i = 0; i < count_; ++i) stepper_.trial(i, 1, h);
-    }
+    engine_.trial(h, options_.evaluation);
     for (std::int64_t i = 0; i < count_; ++i) {
       Ledger& l = member(i).ledger_;
-      const int evals = stepper_.evaluations(i);
+      const int evals = engine_.evaluations(i);
       l.rhs_evaluations += evals;
-      l.ffts += evals * problem_.ffts_per_evaluation(i);
+      l.ffts += evals * engine_.ffts_per_evaluation(i);
     }
     return std::chrono::duration<double>(clock::now() - t0).count();
   }
@@ -123,12 +135,12 @@ class LockstepRun {
     bool finite = true;
   };
   BatchNorm batch_norm() const {
-    const bool estimated = stepper_.tableau().has_error_estimate();
+    const bool estimated = engine_.tableau().has_error_estimate();
     BatchNorm b;
     if (estimated) b.norm = 0;
     for (std::int64_t i = 0; i < count_; ++i) {
-      const double n = stepper_.norm(i);
-      if (!stepper_.finite(i) || (estimated && !std::isfinite(n))) {
+      const double n = engine_.norm(i);
+      if (!engine_.finite(i) || (estimated && !std::isfinite(n))) {
         if (b.finite) b.worst = i;
         b.finite = false;
       } else if (estimated && n > b.norm) {
@@ -141,7 +153,7 @@ class LockstepRun {
 
   void record_row(std::int64_t i, double z, double dz, double norm) {
     Member& m = member(i);
-    const FieldMeasures mm = problem_.measure(i, m.spectrum_.data());
+    const FieldMeasures mm = engine_.measures(i);
     Statistics& s = m.statistics_;
     s.z.push_back(z);
     s.dz.push_back(dz);
@@ -152,39 +164,43 @@ class LockstepRun {
     s.spectral_centroid.push_back(mm.spectral_centroid);
   }
 
+  // Appends one plane at z to every member, its rows filled by `read`.
+  template <class Read>
+  void save_plane(double z, Read&& read) {
+    std::vector<Complex*> rows;
+    for (std::int64_t i = 0; i < count_; ++i) {
+      Planes& p = member(i).planes_;
+      p.z.push_back(z);
+      p.field_w.emplace_back(static_cast<std::size_t>(engine_.points()));
+      rows.push_back(p.field_w.back().data());
+    }
+    read(std::span<Complex* const>(rows));
+  }
+
   // Accepts every member's candidate as the field at z1 (= z0 + h): planes inside the step (dense
-  // output) and at its end, windows, statistics and the ledger.
+  // output) and at its end, windows, statistics and the ledger. The members of a batch save
+  // the same planes (they share schedule and position).
   void accept(double z0, double z1, double h, double seconds) {
     const double share = seconds / static_cast<double>(count_);
     const auto& pl = planes();
-    auto accept_member = [&](std::int64_t i, int) {
-      Member& m = member(i);
-      stepper_.accept(i);
-      auto p = m.planes_.z.size();
-      for (; p < pl.size() && pl[p] < z1 - tol_; ++p) {
-        if (!stepper_.tableau().has_dense_output())
-          runtime_failure(kWhere, "plane at ", pl[p], " m skipped by a step from ", z0, " to ", z1, " m");
-        std::vector<Complex> field(m.spectrum_.size());
-        stepper_.dense_output(i, (pl[p] - z0) / h, field.data());
-        m.planes_.z.push_back(pl[p]);
-        m.planes_.field_w.push_back(std::move(field));
-      }
-      const Complex* y = stepper_.solution(i);
-      std::copy(y, y + m.spectrum_.size(), m.spectrum_.begin());
-      if (problem_.apply_windows(i, m.spectrum_.data())) stepper_.replace(i, m.spectrum_.data());
-      if (p < pl.size() && pl[p] <= z1 + tol_) {
-        m.planes_.z.push_back(pl[p]);
-        m.planes_.field_w.push_back(m.spectrum_);
-      }
-      record_row(i, z1, h, stepper_.norm(i));
-      Ledger& l = m.ledger_;
+    engine_.accept();
+    auto p = member(0).planes_.z.size();
+    for (; p < pl.size() && pl[p] < z1 - tol_; ++p) {
+      if (!engine_.tableau().has_dense_output())
+        runtime_failure(kWhere, "plane at ", pl[p], " m skipped by a step from ", z0, " to ", z1, " m");
+      save_plane(pl[p], [&](std::span<Complex* const> rows) {
+        engine_.read_dense_output((pl[p] - z0) / h, rows);
+      });
+    }
+    if (p < pl.size() && pl[p] <= z1 + tol_)
+      save_plane(pl[p], [&](std::span<Complex* const> rows) { engine_.read_solutions(rows); });
+    for (std::int64_t i = 0; i < count_; ++i) {
+      record_row(i, z1, h, engine_.norm(i));
+      Ledger& l = member(i).ledger_;
       ++l.accepted_steps;
       l.z = z1;
       l.wall_time += share;
-    };
-    // Per-member work (a transform for the peak power, windows, copies), threaded like the
-    // stepper's passes.
-    for_each_member(0, count_, problem_.points(), accept_member);
+    }
     ++steps_;
     if (options_.progress) {
       const double elapsed = std::chrono::duration<double>(clock::now() - start_).count();
@@ -202,8 +218,8 @@ class LockstepRun {
 
   void run_adaptive() {
     const SteppingConfig& st = member(0).config_.stepping;
-    const StepController controller(stepper_.tableau().embedded_order);
-    const bool dense = stepper_.tableau().has_dense_output();
+    const StepController controller(engine_.tableau().embedded_order);
+    const bool dense = engine_.tableau().has_dense_output();
     const double max_step = st.max_step > 0 ? st.max_step : length_;
     double dz = std::numeric_limits<double>::infinity(), previous = 0;
     for (std::int64_t i = 0; i < count_; ++i) {
@@ -283,7 +299,7 @@ class LockstepRun {
         return;
       }
       for (std::int64_t i = 0; i < count_; ++i)
-        if (stepper_.norm(i) > 1) ++member(i).ledger_.tolerance_violations;
+        if (engine_.norm(i) > 1) ++member(i).ledger_.tolerance_violations;
     }
     accept(z0, z1, h, seconds);
   }
@@ -301,23 +317,29 @@ class LockstepRun {
   }
 
   std::span<Member* const> members_;
-  Problem& problem_;
+  Engine& engine_;
   const RunOptions& options_;
   std::int64_t count_;
-  Stepper stepper_;
   clock::time_point start_;
   double length_ = 0, tol_ = 0;
   std::int64_t steps_ = 0;
 };
 
-void run_lockstep(std::span<Member* const> members, Problem& problem, const RunOptions& options) {
+void run_lockstep(std::span<Member* const> members, Engine& engine, const RunOptions& options) {
   if (members.empty()) invalid_argument(kWhere, "no members to run");
-  if (problem.members() != static_cast<std::int64_t>(members.size()))
-    invalid_argument(kWhere, "the problem has ", problem.members(), " members, the batch ",
+  if (engine.members() != static_cast<std::int64_t>(members.size()))
+    invalid_argument(kWhere, "the engine has ", engine.members(), " members, the batch ",
                      members.size());
   for (std::size_t i = 0; i < members.size(); ++i)
     if (members[i] == nullptr) invalid_argument(kWhere, "member ", i, " is null");
-  LockstepRun(members, problem, options).run();
+  LockstepRun(members, engine, options).run();
+}
+
+void run_lockstep(std::span<Member* const> members, Problem& problem, const RunOptions& options) {
+  if (members.empty()) invalid_argument(kWhere, "no members to run");
+  if (members[0] == nullptr) invalid_argument(kWhere, "member 0 is null");
+  HostEngine engine(members[0]->tableau(), problem);
+  run_lockstep(members, engine, options);
 }
 
 }  // namespace lockstep::prop

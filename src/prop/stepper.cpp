@@ -17,34 +17,10 @@ std::size_t idx(std::int64_t i) { return static_cast<std::size_t>(i); }
 }  // namespace
 
 Stepper::Stepper(const Tableau& tableau, Problem& problem)
-    : tableau_(tableau),
-      problem_(problem),
-      members_(problem.members()),
-      n_(problem.points()),
-      stages_(tableau.stages()),
-      sigma_(tableau.interaction_node) {
+    : tableau_(tableau), problem_(problem), members_(problem.members()), n_(problem.points()), plan_(tableau) {
   if (members_ < 1) invalid_argument(kWhere, "a stepper needs at least one member");
   if (n_ < 1) invalid_argument(kWhere, "the problem has no points");
-  const int s = stages_;
-  fsal_stage_ = tableau.fsal && tableau.b[idx(s - 1)] == 0;
-  k_needed_.assign(idx(s), tableau.has_dense_output() ? 1 : 0);
-  stage_inputs_.resize(idx(s));
-  for (int i = 1; i < s; ++i) {
-    if (fsal_stage_ && i == s - 1) continue;  // its input is the candidate itself
-    stage_inputs_[idx(i)] = make_consumer(tableau.c[idx(i)], true, tableau.a[idx(i)]);
-  }
-  solution_ = make_consumer(1.0, true, tableau.b);
-  if (tableau.has_error_estimate()) {
-    std::vector<double> e(idx(s));
-    for (int j = 0; j < s; ++j) e[idx(j)] = tableau.b[idx(j)] - tableau.b_hat[idx(j)];
-    error_ = make_consumer(1.0, false, e);
-  }
-  k_exponential_.assign(idx(s), -1);
-  for (int j = 0; j < s; ++j)
-    if (k_needed_[idx(j)] && tableau.c[idx(j)] != sigma_)
-      k_exponential_[idx(j)] = delta_index(sigma_ - tableau.c[idx(j)]);
-  if (sigma_ != 0) frame_exponential_ = delta_index(sigma_);
-
+  const int s = plan_.stages;
   const auto rows = idx(members_ * n_);
   y_.assign(rows, Complex{});
   candidate_.assign(rows, Complex{});
@@ -68,7 +44,7 @@ Stepper::Stepper(const Tableau& tableau, Problem& problem)
     group_[idx(m)] = g;
   }
   const auto groups = representative_.size();
-  exponentials_.assign(deltas_.size() * groups * idx(n_), Complex{});
+  exponentials_.assign(plan_.deltas.size() * groups * idx(n_), Complex{});
   cached_h_.assign(groups, std::numeric_limits<double>::quiet_NaN());
   trial_h_.assign(idx(members_), 0.0);
   norm_.assign(idx(members_), std::numeric_limits<double>::quiet_NaN());
@@ -77,31 +53,6 @@ Stepper::Stepper(const Tableau& tableau, Problem& problem)
   fsal_pending_.assign(idx(members_), 0);
   control_.assign(idx(members_), ErrorControl{});
   evaluations_.assign(idx(members_), 0);
-}
-
-int Stepper::delta_index(double delta) {
-  for (std::size_t i = 0; i < deltas_.size(); ++i)
-    if (deltas_[i] == delta) return static_cast<int>(i);
-  deltas_.push_back(delta);
-  return static_cast<int>(deltas_.size() - 1);
-}
-
-Stepper::Consumer Stepper::make_consumer(double node, bool has_y0,
-                                         const std::vector<double>& weights) {
-  Consumer out;
-  if (has_y0) (node == 0 ? out.direct_y0 : out.frame_y0) = true;
-  for (int j = 0; j < stages_; ++j) {
-    const double w = weights[idx(j)];
-    if (w == 0) continue;
-    if (tableau_.c[idx(j)] == node) {
-      out.direct.push_back(Term{j, w});
-    } else {
-      out.frame.push_back(Term{j, w});
-      k_needed_[idx(j)] = 1;
-    }
-  }
-  if ((out.frame_y0 || !out.frame.empty()) && node != sigma_) out.exponential = delta_index(node - sigma_);
-  return out;
 }
 
 void Stepper::load(std::int64_t member, const Complex* spectrum, const ErrorControl& control) {
@@ -120,17 +71,17 @@ void Stepper::replace(std::int64_t member, const Complex* spectrum) {
 void Stepper::update_exponentials(int group, double h, std::int64_t begin, std::int64_t end) {
   const std::int64_t member = representative_[idx(group)];
   const auto linear = problem_.linear(member);
-  for (std::size_t d = 0; d < deltas_.size(); ++d) {
-    Complex* e = exponentials_.data() + (group * static_cast<std::int64_t>(deltas_.size()) +
+  for (std::size_t d = 0; d < plan_.deltas.size(); ++d) {
+    Complex* e = exponentials_.data() + (group * static_cast<std::int64_t>(plan_.deltas.size()) +
                                          static_cast<std::int64_t>(d)) * n_;
     // e^{−x} as the reciprocal of an already computed e^{x}: a division instead of an exp.
-    const auto mirror = std::find(deltas_.begin(), deltas_.begin() + static_cast<long>(d), -deltas_[d]);
-    if (mirror != deltas_.begin() + static_cast<long>(d)) {
-      const Complex* m = exponential(member, static_cast<int>(mirror - deltas_.begin()));
+    const auto mirror = std::find(plan_.deltas.begin(), plan_.deltas.begin() + static_cast<long>(d), -plan_.deltas[d]);
+    if (mirror != plan_.deltas.begin() + static_cast<long>(d)) {
+      const Complex* m = exponential(member, static_cast<int>(mirror - plan_.deltas.begin()));
       for (std::int64_t i = begin; i < end; ++i) e[i] = std::conj(m[i]) / std::norm(m[i]);
       continue;
     }
-    const double x = deltas_[d] * h;
+    const double x = plan_.deltas[d] * h;
     for (std::int64_t i = begin; i < end; ++i) {
       const Complex l = linear[idx(i)] * x;
       e[i] = std::exp(l.real()) * Complex(std::cos(l.imag()), std::sin(l.imag()));
@@ -179,12 +130,12 @@ void Stepper::trial(std::int64_t first, std::int64_t count, double h) {
   if (first < 0 || count < 1 || first + count > members_)
     invalid_argument(kWhere, "members [", first, ", ", first + count, ") outside [0, ", members_, ")");
   if (!(h > 0) || !std::isfinite(h)) invalid_argument(kWhere, "step length ", h, " m must be > 0");
-  const int s = stages_;
+  const int s = plan_.stages;
   auto for_members = [&](auto&& body) { for_each_member(first, count, n_, [&](std::int64_t m, int) { body(m); }); };
   // k_j of one member, right after N_j (the pass runs in the next stage's region).
   auto make_k = [&](int stage, std::int64_t m) {
-    if (!k_needed_[idx(stage)] || k_exponential_[idx(stage)] < 0) return;
-    const Complex* e = exponential(m, k_exponential_[idx(stage)]);
+    if (!plan_.k_needed[idx(stage)] || plan_.k_exponential[idx(stage)] < 0) return;
+    const Complex* e = exponential(m, plan_.k_exponential[idx(stage)]);
     const Complex* nv = n_row(stage, m);
     Complex* k = k_values_.data() + (stage * members_ + m) * n_;
     for (std::int64_t i = 0; i < n_; ++i) k[i] = e[i] * nv[i];
@@ -223,10 +174,10 @@ void Stepper::trial(std::int64_t first, std::int64_t count, double h) {
     evaluations_[idx(m)] = fsal_ready_[idx(m)] ? s - 1 : s;
     const Complex* y = row(y_, m);
     Complex* a_i = row(frame_, m);
-    if (frame_exponential_ < 0) {
+    if (plan_.frame_exponential < 0) {
       std::copy(y, y + n_, a_i);
     } else {
-      const Complex* e = exponential(m, frame_exponential_);
+      const Complex* e = exponential(m, plan_.frame_exponential);
       for (std::int64_t i = 0; i < n_; ++i) a_i[i] = e[i] * y[i];
     }
   });
@@ -245,13 +196,13 @@ void Stepper::trial(std::int64_t first, std::int64_t count, double h) {
 
   // One element-wise region per stage: the previous stage's k, then this stage's input.
   for (int i = 1; i < s; ++i) {
-    const bool is_fsal = fsal_stage_ && i == s - 1;
+    const bool is_fsal = plan_.fsal_stage && i == s - 1;
     for_members([&](std::int64_t m) {
       make_k(i - 1, m);
       if (is_fsal) {
-        combine(solution_, m, h, row(candidate_, m));
+        combine(plan_.solution, m, h, row(candidate_, m));
       } else {
-        combine(stage_inputs_[idx(i)], m, h, row(inputs_, m));
+        combine(plan_.stage_inputs[idx(i)], m, h, row(inputs_, m));
       }
     });
     evaluate(i, first, count, is_fsal ? candidate_.data() : inputs_.data());
@@ -260,14 +211,14 @@ void Stepper::trial(std::int64_t first, std::int64_t count, double h) {
   // The last k, the solution (unless the FSAL stage made it), finiteness and the error norm.
   for_members([&](std::int64_t m) {
     make_k(s - 1, m);
-    if (!fsal_stage_) combine(solution_, m, h, row(candidate_, m));
+    if (!plan_.fsal_stage) combine(plan_.solution, m, h, row(candidate_, m));
     const Complex* c = row(candidate_, m);
     double sum = 0;
     for (std::int64_t i = 0; i < n_; ++i) sum += std::norm(c[i]);
     finite_[idx(m)] = std::isfinite(sum) ? 1 : 0;
     if (tableau_.has_error_estimate()) {
       Complex* err = row(scratch_, m);
-      combine(error_, m, h, err);
+      combine(plan_.error, m, h, err);
       norm_[idx(m)] = error_norm(control_[idx(m)], err, row(y_, m), c, n_);
     } else {
       norm_[idx(m)] = std::numeric_limits<double>::quiet_NaN();
@@ -280,7 +231,7 @@ void Stepper::accept(std::int64_t member) {
   const Complex* c = row(candidate_, member);
   std::copy(c, c + n_, y);
   fsal_ready_[idx(member)] = 0;
-  fsal_pending_[idx(member)] = fsal_stage_ ? 1 : 0;
+  fsal_pending_[idx(member)] = plan_.fsal_stage ? 1 : 0;
 }
 
 void Stepper::dense_output(std::int64_t member, double theta, Complex* out) const {
@@ -291,14 +242,14 @@ void Stepper::dense_output(std::int64_t member, double theta, Complex* out) cons
   const auto w = tableau_.dense_weights(theta);
   const Complex* a_i = row(frame_, member);
   std::copy(a_i, a_i + n_, out);
-  for (int j = 0; j < stages_; ++j) {
+  for (int j = 0; j < plan_.stages; ++j) {
     if (w[idx(j)] == 0) continue;
     const Complex* k = k_row(j, member);
     const double hw = h * w[idx(j)];
     for (std::int64_t i = 0; i < n_; ++i) out[i] += hw * k[i];
   }
   const auto linear = problem_.linear(member);
-  const double x = (theta - sigma_) * h;
+  const double x = (theta - plan_.sigma) * h;
   for (std::int64_t i = 0; i < n_; ++i) {
     const Complex l = linear[idx(i)] * x;
     out[i] *= std::exp(l.real()) * Complex(std::cos(l.imag()), std::sin(l.imag()));

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "lockstep/prop/config.hpp"
+#include "lockstep/prop/engine.hpp"
 #include "lockstep/prop/member.hpp"
 #include "lockstep/prop/grid.hpp"
 #include "lockstep/prop/nonlinear.hpp"
@@ -48,10 +49,17 @@ class PhysicsProblem : public Problem {
   std::vector<std::vector<Complex>> fields_;  // scratch for measure()
 };
 
-/// Runs `members` as one lockstep batch on the GNLSE of their configurations: a PhysicsProblem
-/// made for them (threads as its constructor's), then run_lockstep with `options`.
-void run_gnlse(std::span<Member* const> members, const RunOptions& options = {}, int threads = 0);
+/// The engine `options` selects for the GNLSE of `configs` (one member each, one grid, all
+/// stepping with `tableau`): on the CPU the Stepper over a PhysicsProblem, on CUDA the CUDA
+/// engine (cuda_engine.hpp). std::invalid_argument for float32 on the CPU; std::runtime_error
+/// for CUDA in a build without it or without a visible device.
+std::unique_ptr<Engine> make_gnlse_engine(std::span<const Config* const> configs, const Tableau& tableau,
+                                          const EngineOptions& options = {});
+
+/// Runs `members` as one lockstep batch on the GNLSE of their configurations: the engine of
+/// `engine` made for them, then run_lockstep with `options`.
+void run_gnlse(std::span<Member* const> members, const RunOptions& options = {}, const EngineOptions& engine = {});
 /// The same for every member of `members`.
-void run_gnlse(std::vector<Member>& members, const RunOptions& options = {}, int threads = 0);
+void run_gnlse(std::vector<Member>& members, const RunOptions& options = {}, const EngineOptions& engine = {});
 
 }  // namespace lockstep::prop

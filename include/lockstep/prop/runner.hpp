@@ -17,16 +17,11 @@
 #include <span>
 #include <vector>
 
+#include "lockstep/prop/engine.hpp"
 #include "lockstep/prop/member.hpp"
 #include "lockstep/prop/problem.hpp"
 
 namespace lockstep::prop {
-
-/// How a trial's nonlinear evaluations are made.
-enum class Evaluation {
-  per_member,  ///< the reference: each member's trial and norm in turn
-  batched,     ///< one evaluation per stage over all members, element-wise work threaded
-};
 
 struct RunOptions {
   Evaluation evaluation = Evaluation::batched;
@@ -45,6 +40,8 @@ struct RunOptions {
 /// and at the same z. Throws std::runtime_error naming the member and z when a run diverges
 /// (non-finite field, a step below stepping.min_step, too many consecutive rejections) or when
 /// the fixed-schedule policy is `fail`; what was recorded before stays in the members.
+void run_lockstep(std::span<Member* const> members, Engine& engine, const RunOptions& options = {});
+/// The same on the CPU: the Stepper over `problem` (HostEngine).
 void run_lockstep(std::span<Member* const> members, Problem& problem, const RunOptions& options = {});
 
 /// Whether two members can run in one batch: identical grid, scheme, fibre length, planes and
@@ -53,9 +50,10 @@ void run_lockstep(std::span<Member* const> members, Problem& problem, const RunO
 bool lockstep_compatible(const Member& a, const Member& b);
 
 /// Groups members into batches that can run in lockstep, in order of first appearance, each
-/// capped so that its working memory (Stepper::bytes_per_member) stays within
+/// capped so that its working memory (engine_bytes_per_member of `engine`) stays within
 /// `memory_budget_bytes` (a batch holds at least one member). Returns indices into `members`.
 std::vector<std::vector<std::size_t>> select_batch(std::span<const Member* const> members,
-                                                   std::int64_t memory_budget_bytes);
+                                                   std::int64_t memory_budget_bytes,
+                                                   const EngineOptions& engine = {});
 
 }  // namespace lockstep::prop

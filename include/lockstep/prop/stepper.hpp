@@ -31,6 +31,7 @@
 
 #include "lockstep/prop/controller.hpp"
 #include "lockstep/prop/problem.hpp"
+#include "lockstep/prop/stage_plan.hpp"
 #include "lockstep/prop/tableau.hpp"
 
 namespace lockstep::prop {
@@ -94,18 +95,7 @@ class Stepper {
 
  private:
   using Rows = std::vector<Complex, AlignedAllocator<Complex>>;
-  struct Term {
-    int stage;
-    double weight;  // multiplied by h
-  };
-  // A linear combination evaluated at node c: see the header comment.
-  struct Consumer {
-    bool direct_y0 = false, frame_y0 = false;
-    std::vector<Term> direct, frame;
-    int exponential = -1;  // index into deltas_ of D((c − σ)h); −1: none
-  };
-  Consumer make_consumer(double node, bool has_y0, const std::vector<double>& weights);
-  int delta_index(double delta);
+  using Consumer = StagePlan::Consumer;
   // Computes the exponentials of `group` (members with one L(ω)) for step h at points
   // [begin, end).
   void update_exponentials(int group, double h, std::int64_t begin, std::int64_t end);
@@ -121,13 +111,13 @@ class Stepper {
   }
   // k_j in the interaction frame: N_j itself when c_j = σ.
   const Complex* k_row(int stage, std::int64_t member) const {
-    return k_exponential_[static_cast<std::size_t>(stage)] < 0
+    return plan_.k_exponential[static_cast<std::size_t>(stage)] < 0
                ? n_row(stage, member)
                : k_values_.data() + (stage * members_ + member) * n_;
   }
   const Complex* exponential(std::int64_t member, int index) const {
     return exponentials_.data() +
-           (group_[static_cast<std::size_t>(member)] * static_cast<std::int64_t>(deltas_.size()) + index) * n_;
+           (group_[static_cast<std::size_t>(member)] * static_cast<std::int64_t>(plan_.deltas.size()) + index) * n_;
   }
 
   Complex* row(Rows& v, std::int64_t member) { return v.data() + member * n_; }
@@ -138,15 +128,7 @@ class Stepper {
   const Tableau& tableau_;
   Problem& problem_;
   std::int64_t members_, n_;
-  int stages_;
-  double sigma_;
-  bool fsal_stage_;                // the last stage is N(candidate)
-  std::vector<Consumer> stage_inputs_;  // index i ≥ 1 (entry 0 unused)
-  Consumer solution_, error_;
-  std::vector<char> k_needed_;     // per stage: k_j = D((σ − c_j)h) N_j is used
-  std::vector<int> k_exponential_; // per stage: index into deltas_, −1 when c_j = σ
-  int frame_exponential_ = -1;     // D(σh) for A_I, −1 when σ = 0
-  std::vector<double> deltas_;     // the distinct exponents x of D(xh)
+  StagePlan plan_;
 
   // Per member rows (members_ × n_), per stage rows (stages_ × members_ × n_).
   Rows y_, candidate_, frame_, inputs_, scratch_;

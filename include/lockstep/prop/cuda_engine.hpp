@@ -1,0 +1,41 @@
+// The CUDA engine: a whole lockstep batch on one GPU (PROPAGATION.md §3, issue "pulse
+// propagation on CUDA").
+//
+// The batch's fields live on the device as (members × points) arrays. Each stage input is one
+// fused element-wise kernel (the interaction-picture combination of stepper.hpp, exponentials
+// per group of members sharing L(ω)); each evaluation of N is one batched cuFFT plan over all
+// members plus three element-wise kernels (intensity, Kerr + Raman product, the iγs(ω) factor)
+// and, with Raman, a batched real transform pair around the H_R product; each member's error
+// norm is one block of a segmented reduction that forms the error estimate on the fly. A trial
+// copies 2 doubles per member back to the host (norm, finiteness), an acceptance 4 (the
+// measures); the fields cross only when planes are saved or the run ends.
+//
+// Precision: float64 by default; float32 (the same kernels and cuFFT's single-precision plans;
+// exponentials and reductions still in double) as an option.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "lockstep/core/tensor.hpp"
+#include "lockstep/prop/config.hpp"
+#include "lockstep/prop/engine.hpp"
+
+namespace lockstep::prop {
+
+/// The CUDA engine of `configs` (one member each, one grid), stepping with `tableau`, in
+/// `precision` (f64 or f32), on the current CUDA device. std::runtime_error when this build has
+/// no CUDA or no device is visible, or when the device memory does not suffice (the message
+/// gives the bytes needed and free).
+std::unique_ptr<Engine> make_cuda_engine(std::span<const Config* const> configs, const Tableau& tableau,
+                                         DType precision = DType::f64);
+
+/// Device bytes the CUDA engine needs per member (select_batch's budget), counting each member's
+/// own exponentials and physics (a scan's worst case).
+std::int64_t cuda_engine_bytes_per_member(const Tableau& tableau, std::int64_t points, DType precision);
+
+/// Free memory of the current CUDA device in bytes (0 without CUDA).
+std::int64_t cuda_free_memory();
+
+}  // namespace lockstep::prop

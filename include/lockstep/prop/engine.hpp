@@ -1,0 +1,75 @@
+// What a runner advances: the fields of one batch of members and the trial of one step for all
+// of them (PROPAGATION.md §3). The runner's logic — schedules, step control, policies, planes,
+// statistics, ledgers — is the same on every device; an engine holds the fields where its
+// device computes on them and hands the runner only what it books: per-member norms after a
+// trial, measures after an acceptance, and rows of spectra when a plane is saved.
+//
+// Two engines: host_engine.hpp (the Stepper over a Problem, on the CPU) and cuda_engine.hpp
+// (the whole batch as device arrays, batched cuFFT).
+#pragma once
+
+#include <complex>
+#include <cstdint>
+#include <span>
+
+#include "lockstep/core/tensor.hpp"
+#include "lockstep/prop/controller.hpp"
+#include "lockstep/prop/measures.hpp"
+#include "lockstep/prop/tableau.hpp"
+
+namespace lockstep::prop {
+
+/// How a trial's nonlinear evaluations are made.
+enum class Evaluation {
+  per_member,  ///< the reference: each member's trial and norm in turn
+  batched,     ///< one evaluation per stage over all members, element-wise work threaded
+};
+
+/// Which engine runs a batch of GNLSE members, and how (make_gnlse_engine, physics_problem.hpp).
+struct EngineOptions {
+  Device device = Device::cpu;
+  /// f64, or f32 (CUDA only): the fields, stage values and transforms in single precision.
+  DType precision = DType::f64;
+  /// CPU threads (≤ 0: lockstep::num_threads()); the CPU engine only.
+  int threads = 0;
+};
+
+/// Working memory per member of the engine `options` selects (select_batch's budget): host
+/// bytes on the CPU, device bytes on CUDA. The one place that chooses by device, with
+/// make_gnlse_engine.
+std::int64_t engine_bytes_per_member(const EngineOptions& options, const Tableau& tableau, std::int64_t points);
+
+class Engine {
+ public:
+  using Complex = std::complex<double>;
+  virtual ~Engine() = default;
+
+  virtual const Tableau& tableau() const = 0;
+  virtual std::int64_t members() const = 0;
+  virtual std::int64_t points() const = 0;
+
+  /// Sets `member`'s current solution (points() values, FFT order) and its error control.
+  virtual void load(std::int64_t member, const Complex* spectrum, const ErrorControl& control) = 0;
+
+  /// Computes the trial of a step of length h (m) for every member: candidates and norms.
+  virtual void trial(double h, Evaluation evaluation) = 0;
+  /// The N-evaluations `member`'s last trial used and the one-dimensional FFTs each costs.
+  virtual int evaluations(std::int64_t member) const = 0;
+  virtual std::int64_t ffts_per_evaluation(std::int64_t member) const = 0;
+  /// The last trial's error norm of `member` (NaN when the tableau has no error estimate) …
+  virtual double norm(std::int64_t member) const = 0;
+  /// … and whether its candidate is finite.
+  virtual bool finite(std::int64_t member) const = 0;
+
+  /// Makes every member's candidate its solution, then applies each member's windows.
+  virtual void accept() = 0;
+  /// The measures of `member`'s current solution (after load() or accept()).
+  virtual FieldMeasures measures(std::int64_t member) = 0;
+  /// Copies every member's current solution to the host: rows[i] receives points() values.
+  virtual void read_solutions(std::span<Complex* const> rows) = 0;
+  /// After accept(): every member's dense output Ã(z_n + θh) of the accepted step, θ ∈ [0, 1]
+  /// (before windows), into rows[i]. Only for tableaux with dense output.
+  virtual void read_dense_output(double theta, std::span<Complex* const> rows) = 0;
+};
+
+}  // namespace lockstep::prop

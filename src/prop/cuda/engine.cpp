@@ -1,0 +1,613 @@
+// The CUDA engine (cuda_engine.hpp): the stepper of stepper.hpp executed as device kernels over
+// the whole batch (launch.hpp), from the same StagePlan.
+#include <cuda_runtime.h>
+#include <cufft.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include "launch.hpp"
+#include "lockstep/core/backend.hpp"
+#include "lockstep/core/error.hpp"
+#include "lockstep/prop/cuda_engine.hpp"
+#include "lockstep/prop/grid.hpp"
+#include "lockstep/prop/physics.hpp"
+#include "lockstep/prop/pulse.hpp"
+#include "lockstep/prop/stage_plan.hpp"
+
+namespace lockstep::prop {
+
+namespace {
+
+constexpr const char* kWhere = "prop.cuda_engine";
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) runtime_failure(kWhere, what, ": ", cudaGetErrorString(e));
+}
+void check(cufftResult r, const char* what) {
+  if (r != CUFFT_SUCCESS) runtime_failure(kWhere, what, ": cuFFT error ", static_cast<int>(r));
+}
+
+/// Device memory of `count` values of T (zeroed), freed with the object.
+template <class T>
+class DeviceArray {
+ public:
+  DeviceArray() = default;
+  explicit DeviceArray(std::int64_t count) : count_(count) {
+    if (count <= 0) return;
+    check(cudaMalloc(reinterpret_cast<void**>(&data_), sizeof(T) * static_cast<std::size_t>(count)), "cudaMalloc");
+    check(cudaMemset(data_, 0, sizeof(T) * static_cast<std::size_t>(count)), "cudaMemset");
+  }
+  DeviceArray(DeviceArray&& o) noexcept : data_(std::exchange(o.data_, nullptr)), count_(o.count_) {}
+  DeviceArray& operator=(DeviceArray&& o) noexcept {
+    std::swap(data_, o.data_);
+    std::swap(count_, o.count_);
+    return *this;
+  }
+  ~DeviceArray() { cudaFree(data_); }
+  T* get() const { return data_; }
+  void upload(const std::vector<T>& host) {
+    check(cudaMemcpy(data_, host.data(), sizeof(T) * host.size(), cudaMemcpyHostToDevice), "upload");
+  }
+
+ private:
+  T* data_ = nullptr;
+  std::int64_t count_ = 0;
+};
+
+/// Page-locked host memory (asynchronous copies), freed with the object.
+template <class T>
+class PinnedArray {
+ public:
+  PinnedArray() = default;
+  explicit PinnedArray(std::int64_t count) {
+    check(cudaMallocHost(reinterpret_cast<void**>(&data_), sizeof(T) * static_cast<std::size_t>(count)),
+          "cudaMallocHost");
+  }
+  PinnedArray(PinnedArray&& o) noexcept : data_(std::exchange(o.data_, nullptr)) {}
+  PinnedArray& operator=(PinnedArray&& o) noexcept {
+    std::swap(data_, o.data_);
+    return *this;
+  }
+  ~PinnedArray() { cudaFreeHost(data_); }
+  T* get() const { return data_; }
+  explicit operator bool() const { return data_ != nullptr; }
+
+ private:
+  T* data_ = nullptr;
+};
+
+/// A batched one-dimensional cuFFT plan of `batch` rows of n points, bound to `stream`.
+class FftPlan {
+ public:
+  FftPlan(cufftType type, std::int64_t n, std::int64_t batch, cudaStream_t stream) {
+    check(cufftCreate(&plan_), "cufftCreate");
+    long long size = n;
+    const long long in_dist = type == CUFFT_Z2D || type == CUFFT_C2R ? n / 2 + 1 : n;
+    const long long out_dist = type == CUFFT_D2Z || type == CUFFT_R2C ? n / 2 + 1 : n;
+    std::size_t work = 0;
+    const cufftResult r = cufftMakePlanMany64(plan_, 1, &size, nullptr, 1, in_dist, nullptr, 1, out_dist, type,
+                                              batch, &work);
+    if (r != CUFFT_SUCCESS) {
+      cufftDestroy(plan_);
+      check(r, "cufftMakePlanMany64");
+    }
+    cufftSetStream(plan_, stream);
+  }
+  FftPlan(const FftPlan&) = delete;
+  FftPlan& operator=(const FftPlan&) = delete;
+  ~FftPlan() { cufftDestroy(plan_); }
+  cufftHandle get() const { return plan_; }
+
+ private:
+  cufftHandle plan_ = 0;
+};
+
+// The transforms of one precision. FFTW_FORWARD (e^{−i}) is CUFFT_FORWARD, FFTW_BACKWARD
+// CUFFT_INVERSE; both unnormalised, as the host engine's.
+template <class R> struct Fft;
+template <> struct Fft<double> {
+  static constexpr cufftType c2c = CUFFT_Z2Z, r2c = CUFFT_D2Z, c2r = CUFFT_Z2D;
+  static void complex(cufftHandle p, double2* in, double2* out, int dir) {
+    check(cufftExecZ2Z(p, in, out, dir), "cufftExecZ2Z");
+  }
+  static void forward_real(cufftHandle p, double* in, double2* out) { check(cufftExecD2Z(p, in, out), "cufftExecD2Z"); }
+  static void inverse_real(cufftHandle p, double2* in, double* out) { check(cufftExecZ2D(p, in, out), "cufftExecZ2D"); }
+};
+template <> struct Fft<float> {
+  static constexpr cufftType c2c = CUFFT_C2C, r2c = CUFFT_R2C, c2r = CUFFT_C2R;
+  static void complex(cufftHandle p, float2* in, float2* out, int dir) {
+    check(cufftExecC2C(p, in, out, dir), "cufftExecC2C");
+  }
+  static void forward_real(cufftHandle p, float* in, float2* out) { check(cufftExecR2C(p, in, out), "cufftExecR2C"); }
+  static void inverse_real(cufftHandle p, float2* in, float* out) { check(cufftExecC2R(p, in, out), "cufftExecC2R"); }
+};
+
+const GridConfig& first_grid(std::span<const Config* const> configs) {
+  if (configs.empty() || configs[0] == nullptr) invalid_argument(kWhere, "no member configurations");
+  return configs[0]->grid;
+}
+
+std::int64_t rows_per_member(const StagePlan& plan) {
+  // y, candidate, A_I, stage input, time samples; N_j and k_j per stage; exponentials (one
+  // per exponent plus the dense output's) and physics (L: 1, γs: ½, H_R: ½, windows: 1) per
+  // group, counted per member; the intensity and its half spectrum (1); cuFFT's work area (1).
+  return 5 + 2 * plan.stages + static_cast<std::int64_t>(plan.deltas.size()) + 1 + 3 + 1 + 1;
+}
+
+template <class R>
+class CudaEngine final : public Engine {
+  using Cx = cuda::C<R>;
+
+ public:
+  CudaEngine(std::span<const Config* const> configs, const Tableau& tableau);
+  ~CudaEngine() override { cudaStreamDestroy(stream_); }
+
+  const Tableau& tableau() const override { return tableau_; }
+  std::int64_t members() const override { return m_; }
+  std::int64_t points() const override { return n_; }
+  void load(std::int64_t member, const Complex* spectrum, const ErrorControl& control) override;
+  void trial(double h, Evaluation evaluation) override;
+  int evaluations(std::int64_t) const override { return evaluations_; }
+  std::int64_t ffts_per_evaluation(std::int64_t) const override { return raman_ ? 4 : 2; }
+  double norm(std::int64_t member) const override { return norms_.get()[2 * checked(member)]; }
+  bool finite(std::int64_t member) const override { return norms_.get()[2 * checked(member) + 1] != 0; }
+  void accept() override;
+  FieldMeasures measures(std::int64_t member) override;
+  void read_solutions(std::span<Complex* const> rows) override;
+  void read_dense_output(double theta, std::span<Complex* const> rows) override;
+
+ private:
+  std::int64_t checked(std::int64_t member) const {
+    if (member < 0 || member >= m_) invalid_argument(kWhere, "member ", member, " outside [0, ", m_, ")");
+    return member;
+  }
+  std::int64_t total() const { return m_ * n_; }
+  const Cx* k_row(int stage) const { return plan_.k_exponential[static_cast<std::size_t>(stage)] < 0 ? n_rows_[static_cast<std::size_t>(stage)] : k_rows_[static_cast<std::size_t>(stage)]; }
+  const Cx* exponential(int index) const { return exponentials_.get() + index * n_; }
+  cuda::Combination<R> combination(const StagePlan::Consumer& c, double h) const;
+  void combine(const cuda::Combination<R>& c, Cx* out);
+  void update_exponentials(double h);
+  void evaluate(Cx* in, Cx* out);
+  void apply_windows();
+  void compute_measures();
+  void read_rows(const Cx* device, std::span<Complex* const> rows);
+
+  const Tableau& tableau_;
+  StagePlan plan_;
+  Grid grid_;
+  std::int64_t m_, n_, groups_ = 0;
+  cudaStream_t stream_ = nullptr;
+  bool raman_ = false, frequency_windows_ = false, time_windows_ = false;
+
+  // Per member
+  DeviceArray<int> group_;
+  DeviceArray<R> kerr_, raman_coefficient_;
+  DeviceArray<unsigned char> has_frequency_window_, has_time_window_;
+  DeviceArray<int> norm_kind_;
+  DeviceArray<double> rtol_, atol_;
+  std::vector<ErrorControl> controls_;
+  bool controls_dirty_ = true;
+  // Per group
+  DeviceArray<double2> linear_;
+  DeviceArray<R> gamma_shock_, frequency_window_, time_window_;
+  DeviceArray<Cx> raman_response_;  // n/2 + 1 per group
+  DeviceArray<Cx> exponentials_;    // groups × deltas × n (group stride deltas·n)
+  DeviceArray<Cx> dense_exponential_;
+  DeviceArray<double> omega_;
+  // Rows (members × n)
+  DeviceArray<Cx> y_, candidate_, frame_, input_, time_, stage_values_, k_values_;
+  std::vector<Cx*> n_rows_, k_rows_;  // per stage
+  DeviceArray<R> intensity_;
+  DeviceArray<Cx> half_spectrum_;
+  std::unique_ptr<FftPlan> c2c_, r2c_, c2r_;
+  // Results copied back
+  DeviceArray<double> device_norms_, device_measures_;
+  PinnedArray<double> norms_, measures_;
+  PinnedArray<Cx> staging_;  // rows read back (allocated at the first read)
+
+  double cached_h_ = std::numeric_limits<double>::quiet_NaN(), trial_h_ = 0;
+  bool fsal_ready_ = false, fsal_pending_ = false, measures_stale_ = true;
+  int evaluations_ = 0;
+};
+
+template <class R>
+CudaEngine<R>::CudaEngine(std::span<const Config* const> configs, const Tableau& tableau)
+    : tableau_(tableau),
+      plan_(tableau),
+      grid_(first_grid(configs)),
+      m_(static_cast<std::int64_t>(configs.size())),
+      n_(grid_.size()) {
+  if (!cuda_available()) runtime_failure(kWhere, "no CUDA device is visible");
+  if (static_cast<int>(plan_.deltas.size()) > cuda::Exponents::kMax)
+    invalid_argument(kWhere, tableau.name, " needs more exponentials than the engine supports");
+  const int s = plan_.stages;
+  // Physics per member, grouped by equal arrays (a shot-noise ensemble is one group).
+  std::vector<MemberPhysics> physics;
+  std::vector<Windows> windows;
+  std::vector<int> group(static_cast<std::size_t>(m_));
+  std::vector<std::int64_t> representative;
+  std::vector<R> kerr, raman;
+  std::vector<unsigned char> has_f, has_t;
+  const double n = static_cast<double>(n_);
+  for (std::int64_t i = 0; i < m_; ++i) {
+    const Config* c = configs[static_cast<std::size_t>(i)];
+    if (c == nullptr) invalid_argument(kWhere, "member ", i, " has no configuration");
+    if (c->grid != configs[0]->grid) invalid_argument(kWhere, "member ", i, " has another grid than member 0");
+    MemberPhysics p = make_physics(*c, grid_);
+    Windows w = make_windows(c->window, grid_);
+    raman_ = raman_ || p.has_raman();
+    kerr.push_back(static_cast<R>((1 - p.raman_fraction) / (n * n * n)));
+    raman.push_back(static_cast<R>(p.raman_fraction / (n * n * n * n)));
+    has_f.push_back(w.frequency.empty() ? 0 : 1);
+    has_t.push_back(w.time.empty() ? 0 : 1);
+    frequency_windows_ = frequency_windows_ || !w.frequency.empty();
+    time_windows_ = time_windows_ || !w.time.empty();
+    std::size_t g = 0;
+    for (; g < representative.size(); ++g) {
+      const auto r = static_cast<std::size_t>(representative[g]);
+      if (physics[r].linear == p.linear && physics[r].gamma_shock == p.gamma_shock &&
+          physics[r].raman_spectrum == p.raman_spectrum && windows[r].time == w.time &&
+          windows[r].frequency == w.frequency)
+        break;
+    }
+    if (g == representative.size()) representative.push_back(i);
+    group[static_cast<std::size_t>(i)] = static_cast<int>(g);
+    physics.push_back(std::move(p));
+    windows.push_back(std::move(w));
+  }
+  groups_ = static_cast<std::int64_t>(representative.size());
+
+  // Memory: refuse clearly rather than fail in the middle of an allocation.
+  std::size_t free_bytes = 0, total_bytes = 0;
+  check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+  const std::int64_t needed = m_ * cuda_engine_bytes_per_member(tableau, n_, sizeof(R) == 8 ? DType::f64 : DType::f32);
+  if (needed > static_cast<std::int64_t>(free_bytes))
+    runtime_failure(kWhere, m_, " members of ", n_, " points need about ", needed / 1048576, " MiB of device memory; ",
+                    free_bytes / 1048576, " MiB are free (run fewer members per batch)");
+
+  check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+
+  // Per-group tables.
+  const std::int64_t half = n_ / 2 + 1;
+  std::vector<double2> linear;
+  std::vector<R> gamma_shock, wf, wt;
+  std::vector<Cx> response;
+  for (std::int64_t r : representative) {
+    const MemberPhysics& p = physics[static_cast<std::size_t>(r)];
+    const Windows& w = windows[static_cast<std::size_t>(r)];
+    for (std::int64_t k = 0; k < n_; ++k) {
+      const auto u = static_cast<std::size_t>(k);
+      linear.push_back({p.linear[u].real(), p.linear[u].imag()});
+      gamma_shock.push_back(static_cast<R>(p.gamma_shock[u]));
+      wf.push_back(static_cast<R>(w.frequency.empty() ? 1.0 : w.frequency[u]));
+      wt.push_back(static_cast<R>(w.time.empty() ? 1.0 : w.time[u]));
+    }
+    for (std::int64_t k = 0; k < half; ++k) {
+      const Complex h = p.has_raman() ? p.raman_spectrum[static_cast<std::size_t>(k)] : Complex{};
+      response.push_back({static_cast<R>(h.real()), static_cast<R>(h.imag())});
+    }
+  }
+  group_ = DeviceArray<int>(m_);
+  group_.upload(group);
+  kerr_ = DeviceArray<R>(m_);
+  kerr_.upload(kerr);
+  raman_coefficient_ = DeviceArray<R>(m_);
+  raman_coefficient_.upload(raman);
+  has_frequency_window_ = DeviceArray<unsigned char>(m_);
+  has_frequency_window_.upload(has_f);
+  has_time_window_ = DeviceArray<unsigned char>(m_);
+  has_time_window_.upload(has_t);
+  norm_kind_ = DeviceArray<int>(m_);
+  rtol_ = DeviceArray<double>(m_);
+  atol_ = DeviceArray<double>(m_);
+  controls_.assign(static_cast<std::size_t>(m_), ErrorControl{});
+  linear_ = DeviceArray<double2>(groups_ * n_);
+  linear_.upload(linear);
+  gamma_shock_ = DeviceArray<R>(groups_ * n_);
+  gamma_shock_.upload(gamma_shock);
+  if (frequency_windows_) {
+    frequency_window_ = DeviceArray<R>(groups_ * n_);
+    frequency_window_.upload(wf);
+  }
+  if (time_windows_) {
+    time_window_ = DeviceArray<R>(groups_ * n_);
+    time_window_.upload(wt);
+  }
+  if (raman_) {
+    raman_response_ = DeviceArray<Cx>(groups_ * half);
+    raman_response_.upload(response);
+  }
+  exponentials_ = DeviceArray<Cx>(groups_ * static_cast<std::int64_t>(plan_.deltas.size()) * n_);
+  if (tableau.has_dense_output()) dense_exponential_ = DeviceArray<Cx>(groups_ * n_);
+  omega_ = DeviceArray<double>(n_);
+  omega_.upload(grid_.omega());
+
+  for (DeviceArray<Cx>* rows : {&y_, &candidate_, &frame_, &input_, &time_}) *rows = DeviceArray<Cx>(total());
+  stage_values_ = DeviceArray<Cx>(s * total());
+  k_values_ = DeviceArray<Cx>(s * total());
+  for (int j = 0; j < s; ++j) {
+    n_rows_.push_back(stage_values_.get() + j * total());
+    k_rows_.push_back(k_values_.get() + j * total());
+  }
+  c2c_ = std::make_unique<FftPlan>(Fft<R>::c2c, n_, m_, stream_);
+  if (raman_) {
+    intensity_ = DeviceArray<R>(total());
+    half_spectrum_ = DeviceArray<Cx>(m_ * half);
+    r2c_ = std::make_unique<FftPlan>(Fft<R>::r2c, n_, m_, stream_);
+    c2r_ = std::make_unique<FftPlan>(Fft<R>::c2r, n_, m_, stream_);
+  }
+  device_norms_ = DeviceArray<double>(2 * m_);
+  device_measures_ = DeviceArray<double>(4 * m_);
+  norms_ = PinnedArray<double>(2 * m_);
+  measures_ = PinnedArray<double>(4 * m_);
+  std::fill(norms_.get(), norms_.get() + 2 * m_, std::numeric_limits<double>::quiet_NaN());
+}
+
+template <class R>
+void CudaEngine<R>::load(std::int64_t member, const Complex* spectrum, const ErrorControl& control) {
+  checked(member);
+  std::vector<Cx> row(static_cast<std::size_t>(n_));
+  for (std::int64_t k = 0; k < n_; ++k)
+    row[static_cast<std::size_t>(k)] = {static_cast<R>(spectrum[k].real()), static_cast<R>(spectrum[k].imag())};
+  check(cudaMemcpy(y_.get() + member * n_, row.data(), sizeof(Cx) * row.size(), cudaMemcpyHostToDevice), "load");
+  controls_[static_cast<std::size_t>(member)] = control;
+  controls_dirty_ = true;
+  fsal_ready_ = fsal_pending_ = false;
+  measures_stale_ = true;
+}
+
+template <class R>
+cuda::Combination<R> CudaEngine<R>::combination(const StagePlan::Consumer& c, double h) const {
+  cuda::Combination<R> out;
+  constexpr int kMax = cuda::Combination<R>::kMaxTerms;
+  if (static_cast<int>(c.frame.size()) + 1 > kMax || static_cast<int>(c.direct.size()) + 1 > kMax)
+    runtime_failure(kWhere, "a tableau with more than ", kMax - 1, " stages in one combination");
+  auto add_frame = [&](const Cx* row, double w) {
+    out.frame[out.frames] = row;
+    out.frame_weight[out.frames++] = static_cast<R>(w);
+  };
+  auto add_direct = [&](const Cx* row, double w) {
+    out.direct[out.directs] = row;
+    out.direct_weight[out.directs++] = static_cast<R>(w);
+  };
+  if (c.frame_y0) add_frame(frame_.get(), 1);
+  for (const auto& t : c.frame) add_frame(k_row(t.stage), h * t.weight);
+  if (c.direct_y0) add_direct(y_.get(), 1);
+  for (const auto& t : c.direct) add_direct(n_rows_[static_cast<std::size_t>(t.stage)], h * t.weight);
+  if (c.exponential >= 0) {
+    out.exponential = exponential(c.exponential);
+    out.group_stride = static_cast<std::int64_t>(plan_.deltas.size()) * n_;
+  }
+  return out;
+}
+
+template <class R>
+void CudaEngine<R>::combine(const cuda::Combination<R>& c, Cx* out) {
+  cuda::combine<R>(c, group_.get(), out, n_, total(), stream_);
+}
+
+template <class R>
+void CudaEngine<R>::update_exponentials(double h) {
+  cuda::Exponents e;
+  e.count = static_cast<int>(plan_.deltas.size());
+  if (e.count == 0) return;
+  for (int d = 0; d < e.count; ++d) e.x[d] = plan_.deltas[static_cast<std::size_t>(d)] * h;
+  cuda::exponentials<R>(linear_.get(), e, exponentials_.get(), n_, groups_, stream_);
+}
+
+template <class R>
+void CudaEngine<R>::evaluate(Cx* in, Cx* out) {
+  Fft<R>::complex(c2c_->get(), in, time_.get(), CUFFT_FORWARD);  // a = n·A
+  const R* r = nullptr;
+  if (raman_) {
+    // h_R ⊛ |A|² through the real transforms (e^{−i} forward: the product takes conj(H_R), as
+    // the host's NonlinearBatch explains).
+    const std::int64_t half = n_ / 2 + 1;
+    cuda::intensity<R>(time_.get(), intensity_.get(), total(), stream_);
+    Fft<R>::forward_real(r2c_->get(), intensity_.get(), half_spectrum_.get());
+    cuda::raman_product<R>(half_spectrum_.get(), raman_response_.get(), group_.get(), half, m_ * half, stream_);
+    Fft<R>::inverse_real(c2r_->get(), half_spectrum_.get(), intensity_.get());
+    r = intensity_.get();
+  }
+  cuda::kerr_raman<R>(time_.get(), r, kerr_.get(), raman_coefficient_.get(), n_, total(), stream_);
+  Fft<R>::complex(c2c_->get(), time_.get(), time_.get(), CUFFT_INVERSE);
+  cuda::factor<R>(time_.get(), gamma_shock_.get(), group_.get(), out, n_, total(), stream_);
+}
+
+template <class R>
+void CudaEngine<R>::trial(double h, Evaluation evaluation) {
+  if (evaluation != Evaluation::batched)
+    invalid_argument(kWhere, "the CUDA engine evaluates whole batches only (for members one at a time, run ",
+                     "batches of one member)");
+  if (!(h > 0) || !std::isfinite(h)) invalid_argument(kWhere, "step length ", h, " m must be > 0");
+  const int s = plan_.stages;
+  if (controls_dirty_) {
+    std::vector<int> kind;
+    std::vector<double> rtol, atol;
+    for (const ErrorControl& c : controls_) {
+      kind.push_back(static_cast<int>(c.norm));
+      rtol.push_back(c.rtol);
+      atol.push_back(c.atol);
+    }
+    norm_kind_.upload(kind);
+    rtol_.upload(rtol);
+    atol_.upload(atol);
+    controls_dirty_ = false;
+  }
+  if (h != cached_h_) {
+    update_exponentials(h);
+    cached_h_ = h;
+  }
+  trial_h_ = h;
+  fsal_ready_ = fsal_pending_;
+  if (fsal_pending_) {
+    std::swap(n_rows_[0], n_rows_[static_cast<std::size_t>(s - 1)]);
+    fsal_pending_ = false;
+  }
+  evaluations_ = fsal_ready_ ? s - 1 : s;
+  // A_I = D(σh) Ã_n
+  cuda::Combination<R> a_i;
+  if (plan_.frame_exponential < 0) {
+    a_i.directs = 1;
+    a_i.direct[0] = y_.get();
+    a_i.direct_weight[0] = 1;
+  } else {
+    a_i.frames = 1;
+    a_i.frame[0] = y_.get();
+    a_i.frame_weight[0] = 1;
+    a_i.exponential = exponential(plan_.frame_exponential);
+    a_i.group_stride = static_cast<std::int64_t>(plan_.deltas.size()) * n_;
+  }
+  combine(a_i, frame_.get());
+  if (!fsal_ready_) evaluate(y_.get(), n_rows_[0]);
+  // k_j = D((σ − c_j)h) N_j, when used and not N_j itself.
+  auto make_k = [&](int j) {
+    const auto u = static_cast<std::size_t>(j);
+    if (!plan_.k_needed[u] || plan_.k_exponential[u] < 0) return;
+    cuda::Combination<R> k;
+    k.frames = 1;
+    k.frame[0] = n_rows_[u];
+    k.frame_weight[0] = 1;
+    k.exponential = exponential(plan_.k_exponential[u]);
+    k.group_stride = static_cast<std::int64_t>(plan_.deltas.size()) * n_;
+    combine(k, k_rows_[u]);
+  };
+  for (int i = 1; i < s; ++i) {
+    make_k(i - 1);
+    const bool is_fsal = plan_.fsal_stage && i == s - 1;
+    Cx* out = is_fsal ? candidate_.get() : input_.get();
+    combine(combination(is_fsal ? plan_.solution : plan_.stage_inputs[static_cast<std::size_t>(i)], h), out);
+    evaluate(out, n_rows_[static_cast<std::size_t>(i)]);
+  }
+  make_k(s - 1);
+  if (!plan_.fsal_stage) combine(combination(plan_.solution, h), candidate_.get());
+  const bool estimated = tableau_.has_error_estimate();
+  const cuda::Combination<R> error = estimated ? combination(plan_.error, h) : cuda::Combination<R>{};
+  cuda::norms<R>(error, estimated, group_.get(), y_.get(), candidate_.get(), norm_kind_.get(), rtol_.get(),
+                 atol_.get(), device_norms_.get(), m_, n_, stream_);
+  check(cudaGetLastError(), "trial kernels");
+  check(cudaMemcpyAsync(norms_.get(), device_norms_.get(), sizeof(double) * 2 * m_, cudaMemcpyDeviceToHost, stream_),
+        "norms copy");
+  check(cudaStreamSynchronize(stream_), "trial");
+}
+
+template <class R>
+void CudaEngine<R>::apply_windows() {
+  if (frequency_windows_)
+    cuda::window<R>(y_.get(), frequency_window_.get(), group_.get(), has_frequency_window_.get(), R(1), n_, total(),
+                    stream_);
+  if (time_windows_) {
+    Fft<R>::complex(c2c_->get(), y_.get(), time_.get(), CUFFT_FORWARD);
+    cuda::window<R>(time_.get(), time_window_.get(), group_.get(), has_time_window_.get(),
+                    static_cast<R>(1.0 / static_cast<double>(n_)), n_, total(), stream_);
+    Fft<R>::complex(c2c_->get(), time_.get(), time_.get(), CUFFT_INVERSE);
+    cuda::copy_flagged<R>(time_.get(), y_.get(), has_time_window_.get(), n_, total(), stream_);
+  }
+}
+
+template <class R>
+void CudaEngine<R>::accept() {
+  std::swap(y_, candidate_);
+  const bool windowed = frequency_windows_ || time_windows_;
+  if (windowed) apply_windows();
+  // N(candidate) becomes the next step's first stage (at the next trial: the dense output of
+  // this step still reads the stage rows as they are).
+  fsal_pending_ = plan_.fsal_stage && !windowed;
+  compute_measures();
+}
+
+template <class R>
+void CudaEngine<R>::compute_measures() {
+  Fft<R>::complex(c2c_->get(), y_.get(), time_.get(), CUFFT_FORWARD);
+  cuda::measures<R>(y_.get(), time_.get(), omega_.get(), grid_.omega0(), grid_.dt(), kHbar, device_measures_.get(), m_,
+                    n_, stream_);
+  check(cudaGetLastError(), "measures kernel");
+  check(cudaMemcpyAsync(measures_.get(), device_measures_.get(), sizeof(double) * 4 * m_, cudaMemcpyDeviceToHost,
+                        stream_),
+        "measures copy");
+  check(cudaStreamSynchronize(stream_), "measures");
+  measures_stale_ = false;
+}
+
+template <class R>
+FieldMeasures CudaEngine<R>::measures(std::int64_t member) {
+  checked(member);
+  if (measures_stale_) compute_measures();
+  const double* v = measures_.get() + 4 * member;
+  return {v[0], v[1], v[2], v[3]};
+}
+
+template <class R>
+void CudaEngine<R>::read_rows(const Cx* device, std::span<Complex* const> rows) {
+  if (static_cast<std::int64_t>(rows.size()) != m_) invalid_argument(kWhere, rows.size(), " rows for ", m_, " members");
+  if (!staging_) staging_ = PinnedArray<Cx>(total());
+  check(cudaMemcpyAsync(staging_.get(), device, sizeof(Cx) * static_cast<std::size_t>(total()),
+                        cudaMemcpyDeviceToHost, stream_),
+        "rows copy");
+  check(cudaStreamSynchronize(stream_), "rows copy");
+  for (std::int64_t i = 0; i < m_; ++i) {
+    const Cx* from = staging_.get() + i * n_;
+    Complex* to = rows[static_cast<std::size_t>(i)];
+    for (std::int64_t k = 0; k < n_; ++k) to[k] = Complex(from[k].x, from[k].y);
+  }
+}
+
+template <class R>
+void CudaEngine<R>::read_solutions(std::span<Complex* const> rows) {
+  read_rows(y_.get(), rows);
+}
+
+template <class R>
+void CudaEngine<R>::read_dense_output(double theta, std::span<Complex* const> rows) {
+  if (!tableau_.has_dense_output()) invalid_argument(kWhere, tableau_.name, " has no dense output");
+  if (!(theta >= 0 && theta <= 1)) invalid_argument(kWhere, "θ = ", theta, " outside [0, 1]");
+  const double h = trial_h_;
+  cuda::Exponents e;
+  e.count = 1;
+  e.x[0] = (theta - plan_.sigma) * h;
+  cuda::exponentials<R>(linear_.get(), e, dense_exponential_.get(), n_, groups_, stream_);
+  // Ã(z_n + θh) = D((θ − σ)h)(A_I + h Σ_j w_j(θ) k_j)
+  const auto w = tableau_.dense_weights(theta);
+  cuda::Combination<R> c;
+  c.frame[c.frames] = frame_.get();
+  c.frame_weight[c.frames++] = 1;
+  for (int j = 0; j < plan_.stages; ++j) {
+    const double wj = w[static_cast<std::size_t>(j)];
+    if (wj == 0) continue;
+    if (c.frames == cuda::Combination<R>::kMaxTerms) runtime_failure(kWhere, "a dense output with too many terms");
+    c.frame[c.frames] = k_row(j);
+    c.frame_weight[c.frames++] = static_cast<R>(h * wj);
+  }
+  c.exponential = dense_exponential_.get();
+  c.group_stride = n_;
+  combine(c, input_.get());
+  check(cudaGetLastError(), "dense output");
+  read_rows(input_.get(), rows);
+}
+
+}  // namespace
+
+std::int64_t cuda_engine_bytes_per_member(const Tableau& tableau, std::int64_t points, DType precision) {
+  const std::int64_t complex_bytes = precision == DType::f32 ? 8 : 16;
+  return rows_per_member(StagePlan(tableau)) * points * complex_bytes;
+}
+
+std::int64_t cuda_free_memory() {
+  if (!cuda_available()) return 0;
+  std::size_t free_bytes = 0, total_bytes = 0;
+  check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+  return static_cast<std::int64_t>(free_bytes);
+}
+
+std::unique_ptr<Engine> make_cuda_engine(std::span<const Config* const> configs, const Tableau& tableau,
+                                         DType precision) {
+  if (precision == DType::f32) return std::make_unique<CudaEngine<float>>(configs, tableau);
+  if (precision == DType::f64) return std::make_unique<CudaEngine<double>>(configs, tableau);
+  invalid_argument(kWhere, "precision must be f32 or f64");
+}
+
+}  // namespace lockstep::prop

@@ -1,0 +1,309 @@
+// The CUDA engine's kernels and their launchers (launch.hpp). A member's row m starts at m·n;
+// indices are 64-bit; every element-wise kernel is a grid-stride loop over at most 16 blocks
+// per SM.
+#include <algorithm>
+#include <cstdint>
+
+#include "launch.hpp"
+
+namespace lockstep::prop::cuda {
+
+template <class R> __device__ __forceinline__ C<R> make(R x, R y) { return {x, y}; }
+template <class R> __device__ __forceinline__ C<R> mul(C<R> a, C<R> b) {
+  return {a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x};
+}
+template <class R> __device__ __forceinline__ R norm2(C<R> a) { return a.x * a.x + a.y * a.y; }
+
+template <class R>
+__device__ __forceinline__ C<R> combine_at(const Combination<R>& c, std::int64_t i, std::int64_t k, int group) {
+  C<R> acc = make<R>(0, 0);
+  if (c.frames > 0) {
+    for (int t = 0; t < c.frames; ++t) {
+      const C<R> v = c.frame[t][i];
+      acc.x += c.frame_weight[t] * v.x;
+      acc.y += c.frame_weight[t] * v.y;
+    }
+    if (c.exponential) acc = mul<R>(acc, c.exponential[group * c.group_stride + k]);
+  }
+  for (int t = 0; t < c.directs; ++t) {
+    const C<R> v = c.direct[t][i];
+    acc.x += c.direct_weight[t] * v.x;
+    acc.y += c.direct_weight[t] * v.y;
+  }
+  return acc;
+}
+
+#define LOCKSTEP_GRID_STRIDE(i, total) \
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < (total); i += std::int64_t{blockDim.x} * gridDim.x)
+
+template <class R>
+__global__ void combine_kernel(Combination<R> c, const int* group, C<R>* out, std::int64_t n, std::int64_t total) {
+  LOCKSTEP_GRID_STRIDE(i, total) out[i] = combine_at<R>(c, i, i % n, group[i / n]);
+}
+
+template <class R>
+__global__ void exponentials_kernel(const double2* linear, Exponents e, C<R>* out, std::int64_t n, std::int64_t total) {
+  LOCKSTEP_GRID_STRIDE(i, total) {  // i over groups × count × n
+    const std::int64_t k = i % n, gd = i / n, d = gd % e.count, g = gd / e.count;
+    const double2 l = linear[g * n + k];
+    double s, c;
+    sincos(l.y * e.x[d], &s, &c);
+    const double a = exp(l.x * e.x[d]);
+    out[i] = make<R>(static_cast<R>(a * c), static_cast<R>(a * s));
+  }
+}
+
+/// r = |a|²
+template <class R>
+__global__ void intensity_kernel(const C<R>* a, R* r, std::int64_t total) {
+  LOCKSTEP_GRID_STRIDE(i, total) r[i] = norm2<R>(a[i]);
+}
+
+/// h ← h · conj(H_R) of the member's group (half spectra of n/2 + 1 values).
+template <class R>
+__global__ void raman_kernel(C<R>* h, const C<R>* response, const int* group, std::int64_t half, std::int64_t total) {
+  LOCKSTEP_GRID_STRIDE(i, total) {
+    const C<R> x = h[i], y = response[group[i / half] * half + i % half];
+    h[i] = make<R>(x.x * y.x + x.y * y.y, x.y * y.x - x.x * y.y);
+  }
+}
+
+/// a ← a · (kerr_m |a|² + raman_m r), r = nullptr without Raman.
+template <class R>
+__global__ void kerr_raman_kernel(C<R>* a, const R* r, const R* kerr, const R* raman, std::int64_t n, std::int64_t total) {
+  LOCKSTEP_GRID_STRIDE(i, total) {
+    const std::int64_t m = i / n;
+    const C<R> v = a[i];
+    R g = kerr[m] * norm2<R>(v);
+    if (r) g += raman[m] * r[i];
+    a[i] = make<R>(v.x * g, v.y * g);
+  }
+}
+
+/// out = i·g·a with g = γ s(ω) of the member's group.
+template <class R>
+__global__ void factor_kernel(const C<R>* a, const R* gamma_shock, const int* group, C<R>* out, std::int64_t n,
+                              std::int64_t total) {
+  LOCKSTEP_GRID_STRIDE(i, total) {
+    const R g = gamma_shock[group[i / n] * n + i % n];
+    const C<R> v = a[i];
+    out[i] = make<R>(-g * v.y, g * v.x);
+  }
+}
+
+/// rows ← rows · window of the member's group, for members whose flag is set.
+template <class R>
+__global__ void window_kernel(C<R>* rows, const R* window, const int* group, const unsigned char* flag, R scale,
+                              std::int64_t n, std::int64_t total) {
+  LOCKSTEP_GRID_STRIDE(i, total) {
+    const std::int64_t m = i / n;
+    if (!flag[m]) continue;
+    const R w = window[group[m] * n + i % n] * scale;
+    rows[i] = make<R>(rows[i].x * w, rows[i].y * w);
+  }
+}
+
+/// to ← from for members whose flag is set.
+template <class R>
+__global__ void copy_flagged_kernel(const C<R>* from, C<R>* to, const unsigned char* flag, std::int64_t n,
+                                    std::int64_t total) {
+  LOCKSTEP_GRID_STRIDE(i, total) {
+    if (flag[i / n]) to[i] = from[i];
+  }
+}
+
+/// Block-wide sum (op = 0) or max (op = 1) of one double per thread; the result in thread 0.
+__device__ inline double block_reduce(double v, bool max_op, double* shared) {
+  for (int offset = 16; offset > 0; offset /= 2) {
+    const double o = __shfl_down_sync(0xffffffffu, v, offset);
+    v = max_op ? fmax(v, o) : v + o;
+  }
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  __syncthreads();
+  if (lane == 0) shared[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < kReduceThreads / 32 ? shared[lane] : 0.0;  // the values are ≥ 0 for max too
+    for (int offset = 16; offset > 0; offset /= 2) {
+      const double o = __shfl_down_sync(0xffffffffu, v, offset);
+      v = max_op ? fmax(v, o) : v + o;
+    }
+  }
+  return v;
+}
+
+/// Per member m (one block each): the error estimate formed on the fly from `error` (frames =
+/// 0 and directs = 0: no estimate), the norm of controller.hpp, and whether the candidate is
+/// finite. out[2m] = norm (NaN without estimate), out[2m + 1] = 1 if finite else 0.
+/// kind: 0 weak, 1 max, 2 rms (ErrorNorm's order).
+template <class R>
+__global__ void __launch_bounds__(kReduceThreads)
+norms_kernel(Combination<R> error, bool estimated, const int* group, const C<R>* y0, const C<R>* y1,
+             const int* kind, const double* rtol, const double* atol, double* out, std::int64_t n) {
+  __shared__ double shared[kReduceThreads / 32];
+  const std::int64_t m = blockIdx.x;
+  const int g = group[m], norm_kind = kind[m];
+  const double rt = rtol[m], at = atol[m];
+  double e2 = 0, a2 = 0, b2 = 0, largest = 0, sum = 0;
+  for (std::int64_t k = threadIdx.x; k < n; k += blockDim.x) {
+    const std::int64_t i = m * n + k;
+    const C<R> p = y0[i], q = y1[i];
+    const double pa = static_cast<double>(p.x) * p.x + static_cast<double>(p.y) * p.y;
+    const double qa = static_cast<double>(q.x) * q.x + static_cast<double>(q.y) * q.y;
+    b2 += qa;
+    if (!estimated) continue;
+    const C<R> e = combine_at<R>(error, i, k, g);
+    const double ea = static_cast<double>(e.x) * e.x + static_cast<double>(e.y) * e.y;
+    e2 += ea;
+    a2 += pa;
+    const double r = sqrt(ea) / (at + rt * fmax(sqrt(pa), sqrt(qa)));
+    largest = fmax(largest, r);  // fmax drops a NaN: the sum below carries it
+    sum += r * r;
+  }
+  b2 = block_reduce(b2, false, shared);
+  __syncthreads();
+  if (estimated) {
+    const double e2s = block_reduce(e2, false, shared);
+    __syncthreads();
+    const double a2s = block_reduce(a2, false, shared);
+    __syncthreads();
+    const double ls = block_reduce(largest, true, shared);
+    __syncthreads();
+    const double ss = block_reduce(sum, false, shared);
+    if (threadIdx.x == 0) {
+      double norm;
+      if (norm_kind == 0) {
+        norm = sqrt(e2s) / (rt * fmax(fmax(sqrt(a2s), sqrt(b2)), at));
+      } else if (!isfinite(ss)) {
+        norm = nan("");
+      } else {
+        norm = norm_kind == 1 ? ls : sqrt(ss / static_cast<double>(n));
+      }
+      out[2 * m] = norm;
+    }
+  } else if (threadIdx.x == 0) {
+    out[2 * m] = nan("");
+  }
+  if (threadIdx.x == 0) out[2 * m + 1] = isfinite(b2) ? 1.0 : 0.0;
+}
+
+/// Per member m (one block each) the measures of measures.hpp from the spectrum y and the time
+/// samples a = n·A: out[4m ..] = energy, photon number, peak power, spectral centroid.
+template <class R>
+__global__ void __launch_bounds__(kReduceThreads)
+measures_kernel(const C<R>* y, const C<R>* a, const double* omega, double omega0, double dt, double hbar,
+                double* out, std::int64_t n) {
+  __shared__ double shared[kReduceThreads / 32];
+  const std::int64_t m = blockIdx.x;
+  double total = 0, photons = 0, weighted = 0, peak = 0;
+  for (std::int64_t k = threadIdx.x; k < n; k += blockDim.x) {
+    const std::int64_t i = m * n + k;
+    const double p = static_cast<double>(y[i].x) * y[i].x + static_cast<double>(y[i].y) * y[i].y;
+    total += p;
+    photons += p / (omega0 + omega[k]);
+    weighted += p * omega[k];
+    peak = fmax(peak, static_cast<double>(a[i].x) * a[i].x + static_cast<double>(a[i].y) * a[i].y);
+  }
+  const double nn = static_cast<double>(n);
+  total = block_reduce(total, false, shared);
+  __syncthreads();
+  photons = block_reduce(photons, false, shared);
+  __syncthreads();
+  weighted = block_reduce(weighted, false, shared);
+  __syncthreads();
+  peak = block_reduce(peak, true, shared);
+  if (threadIdx.x == 0) {
+    out[4 * m] = total * dt / nn;
+    out[4 * m + 1] = photons * dt / (nn * hbar);
+    out[4 * m + 2] = peak / (nn * nn);
+    out[4 * m + 3] = total > 0 ? omega0 + weighted / total : omega0;
+  }
+}
+
+namespace {
+constexpr int kThreads = 256;
+
+// Blocks for a grid-stride loop over `count` values: at most 16 per SM.
+unsigned grid_for(std::int64_t count) {
+  static const std::int64_t max_blocks = [] {
+    int device = 0, sms = 0;
+    cudaGetDevice(&device);
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+    return std::int64_t{std::max(sms, 1)} * 16;
+  }();
+  return static_cast<unsigned>(std::clamp<std::int64_t>((count + kThreads - 1) / kThreads, 1, max_blocks));
+}
+}  // namespace
+
+template <class R>
+void combine(const Combination<R>& c, const int* group, C<R>* out, std::int64_t n, std::int64_t total,
+             cudaStream_t stream) {
+  combine_kernel<R><<<grid_for(total), kThreads, 0, stream>>>(c, group, out, n, total);
+}
+template <class R>
+void exponentials(const double2* linear, const Exponents& e, C<R>* out, std::int64_t n, std::int64_t groups,
+                  cudaStream_t stream) {
+  const std::int64_t total = groups * e.count * n;
+  if (total > 0) exponentials_kernel<R><<<grid_for(total), kThreads, 0, stream>>>(linear, e, out, n, total);
+}
+template <class R>
+void intensity(const C<R>* a, R* r, std::int64_t total, cudaStream_t stream) {
+  intensity_kernel<R><<<grid_for(total), kThreads, 0, stream>>>(a, r, total);
+}
+template <class R>
+void raman_product(C<R>* h, const C<R>* response, const int* group, std::int64_t half, std::int64_t total,
+                   cudaStream_t stream) {
+  raman_kernel<R><<<grid_for(total), kThreads, 0, stream>>>(h, response, group, half, total);
+}
+template <class R>
+void kerr_raman(C<R>* a, const R* r, const R* kerr, const R* raman, std::int64_t n, std::int64_t total,
+                cudaStream_t stream) {
+  kerr_raman_kernel<R><<<grid_for(total), kThreads, 0, stream>>>(a, r, kerr, raman, n, total);
+}
+template <class R>
+void factor(const C<R>* a, const R* gamma_shock, const int* group, C<R>* out, std::int64_t n, std::int64_t total,
+            cudaStream_t stream) {
+  factor_kernel<R><<<grid_for(total), kThreads, 0, stream>>>(a, gamma_shock, group, out, n, total);
+}
+template <class R>
+void window(C<R>* rows, const R* w, const int* group, const unsigned char* flag, R scale, std::int64_t n,
+            std::int64_t total, cudaStream_t stream) {
+  window_kernel<R><<<grid_for(total), kThreads, 0, stream>>>(rows, w, group, flag, scale, n, total);
+}
+template <class R>
+void copy_flagged(const C<R>* from, C<R>* to, const unsigned char* flag, std::int64_t n, std::int64_t total,
+                  cudaStream_t stream) {
+  copy_flagged_kernel<R><<<grid_for(total), kThreads, 0, stream>>>(from, to, flag, n, total);
+}
+template <class R>
+void norms(const Combination<R>& error, bool estimated, const int* group, const C<R>* y0, const C<R>* y1,
+           const int* kind, const double* rtol, const double* atol, double* out, std::int64_t members, std::int64_t n,
+           cudaStream_t stream) {
+  norms_kernel<R><<<static_cast<unsigned>(members), kReduceThreads, 0, stream>>>(error, estimated, group, y0, y1, kind,
+                                                                                  rtol, atol, out, n);
+}
+template <class R>
+void measures(const C<R>* y, const C<R>* a, const double* omega, double omega0, double dt, double hbar, double* out,
+              std::int64_t members, std::int64_t n, cudaStream_t stream) {
+  measures_kernel<R><<<static_cast<unsigned>(members), kReduceThreads, 0, stream>>>(y, a, omega, omega0, dt, hbar,
+                                                                                     out, n);
+}
+
+#define LOCKSTEP_PROP_LAUNCHERS(R)                                                                                    \
+  template void combine<R>(const Combination<R>&, const int*, C<R>*, std::int64_t, std::int64_t, cudaStream_t);     \
+  template void exponentials<R>(const double2*, const Exponents&, C<R>*, std::int64_t, std::int64_t, cudaStream_t); \
+  template void intensity<R>(const C<R>*, R*, std::int64_t, cudaStream_t);                                          \
+  template void raman_product<R>(C<R>*, const C<R>*, const int*, std::int64_t, std::int64_t, cudaStream_t);         \
+  template void kerr_raman<R>(C<R>*, const R*, const R*, const R*, std::int64_t, std::int64_t, cudaStream_t);       \
+  template void factor<R>(const C<R>*, const R*, const int*, C<R>*, std::int64_t, std::int64_t, cudaStream_t);      \
+  template void window<R>(C<R>*, const R*, const int*, const unsigned char*, R, std::int64_t, std::int64_t,         \
+                          cudaStream_t);                                                                            \
+  template void copy_flagged<R>(const C<R>*, C<R>*, const unsigned char*, std::int64_t, std::int64_t, cudaStream_t); \
+  template void norms<R>(const Combination<R>&, bool, const int*, const C<R>*, const C<R>*, const int*,             \
+                         const double*, const double*, double*, std::int64_t, std::int64_t, cudaStream_t);          \
+  template void measures<R>(const C<R>*, const C<R>*, const double*, double, double, double, double*, std::int64_t, \
+                            std::int64_t, cudaStream_t);
+LOCKSTEP_PROP_LAUNCHERS(float)
+LOCKSTEP_PROP_LAUNCHERS(double)
+
+}  // namespace lockstep::prop::cuda

@@ -1,0 +1,85 @@
+// The CUDA engine's kernels (kernels.cu) as host functions, for engine.cpp: this header is
+// C++17 and names only CUDA's vector types, so the engine itself compiles as C++20 host code.
+// Every launcher runs asynchronously on `stream`; rows are (members × n) arrays.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace lockstep::prop::cuda {
+
+template <class R> struct ComplexOf;
+template <> struct ComplexOf<double> { using type = double2; };
+template <> struct ComplexOf<float> { using type = float2; };
+template <class R> using C = typename ComplexOf<R>::type;
+
+
+/// A linear combination of rows at one node: D ⊙ (Σ_f w_f F_f) + Σ_d w_d G_d, with D the
+/// member group's exponential row (none: 1). Weights already include h.
+template <class R>
+struct Combination {
+  static constexpr int kMaxTerms = 8;
+  int frames = 0, directs = 0;
+  const C<R>* frame[kMaxTerms];
+  R frame_weight[kMaxTerms];
+  const C<R>* direct[kMaxTerms];
+  R direct_weight[kMaxTerms];
+  const C<R>* exponential = nullptr;  // group g's row at exponential + g·group_stride
+  std::int64_t group_stride = 0;
+};
+
+/// out[g, d, k] = e^{L[g, k]·x_d} for the exponents x_d (already times h), computed in double.
+struct Exponents {
+  static constexpr int kMax = 16;
+  int count = 0;
+  double x[kMax];
+};
+
+constexpr int kReduceThreads = 256;
+
+/// out = the combination at every point of every member (group: each member's group).
+template <class R>
+void combine(const Combination<R>& c, const int* group, C<R>* out, std::int64_t n, std::int64_t total,
+             cudaStream_t stream);
+/// out[g, d, k] = e^{L[g, k]·x_d} for groups × e.count × n values.
+template <class R>
+void exponentials(const double2* linear, const Exponents& e, C<R>* out, std::int64_t n, std::int64_t groups,
+                  cudaStream_t stream);
+/// r = |a|²
+template <class R>
+void intensity(const C<R>* a, R* r, std::int64_t total, cudaStream_t stream);
+/// h ← h · conj(H_R of the member's group), rows of `half` values.
+template <class R>
+void raman_product(C<R>* h, const C<R>* response, const int* group, std::int64_t half, std::int64_t total,
+                   cudaStream_t stream);
+/// a ← a · (kerr_m |a|² + raman_m r); r = nullptr: no Raman term.
+template <class R>
+void kerr_raman(C<R>* a, const R* r, const R* kerr, const R* raman, std::int64_t n, std::int64_t total,
+                cudaStream_t stream);
+/// out = i·g·a, g = γ s(ω) of the member's group.
+template <class R>
+void factor(const C<R>* a, const R* gamma_shock, const int* group, C<R>* out, std::int64_t n, std::int64_t total,
+            cudaStream_t stream);
+/// rows ← rows · scale · window of the member's group, for the members whose flag is set.
+template <class R>
+void window(C<R>* rows, const R* window, const int* group, const unsigned char* flag, R scale, std::int64_t n,
+            std::int64_t total, cudaStream_t stream);
+/// to ← from for the members whose flag is set.
+template <class R>
+void copy_flagged(const C<R>* from, C<R>* to, const unsigned char* flag, std::int64_t n, std::int64_t total,
+                  cudaStream_t stream);
+/// Per member (one block each): the error norm of controller.hpp with the estimate formed on
+/// the fly from `error` (estimated = false: no estimate, norm NaN) and whether the candidate
+/// y1 is finite: out[2m] = norm, out[2m + 1] = 1 or 0. kind: ErrorNorm as int.
+template <class R>
+void norms(const Combination<R>& error, bool estimated, const int* group, const C<R>* y0, const C<R>* y1,
+           const int* kind, const double* rtol, const double* atol, double* out, std::int64_t members, std::int64_t n,
+           cudaStream_t stream);
+/// Per member (one block each) measures.hpp's measures from the spectrum y and the time samples
+/// a = n·A: out[4m ..] = energy, photon number, peak power, spectral centroid.
+template <class R>
+void measures(const C<R>* y, const C<R>* a, const double* omega, double omega0, double dt, double hbar, double* out,
+              std::int64_t members, std::int64_t n, cudaStream_t stream);
+
+}  // namespace lockstep::prop::cuda

@@ -1,0 +1,17 @@
+// The CUDA engine's entry points in a build without CUDA: a clear error, never a crash.
+#include "lockstep/core/error.hpp"
+#include "lockstep/prop/cuda_engine.hpp"
+
+namespace lockstep::prop {
+
+std::unique_ptr<Engine> make_cuda_engine(std::span<const Config* const>, const Tableau&, DType) {
+  runtime_failure("prop.cuda_engine", "this build of lockstep has no CUDA (configure with -DLOCKSTEP_CUDA=ON)");
+}
+
+std::int64_t cuda_engine_bytes_per_member(const Tableau&, std::int64_t, DType) {
+  runtime_failure("prop.cuda_engine", "this build of lockstep has no CUDA (configure with -DLOCKSTEP_CUDA=ON)");
+}
+
+std::int64_t cuda_free_memory() { return 0; }
+
+}  // namespace lockstep::prop

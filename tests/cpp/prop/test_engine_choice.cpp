@@ -1,0 +1,68 @@
+// make_gnlse_engine: the one place that picks the engine; what it refuses.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "lockstep/core/backend.hpp"
+#include "lockstep/prop/physics_problem.hpp"
+#include "lockstep/prop/runner.hpp"
+
+namespace lp = lockstep::prop;
+
+namespace {
+
+TEST(EngineChoice, CpuRefusesFloat32) {
+  const lp::Config c;
+  const lp::Config* p = &c;
+  try {
+    lp::make_gnlse_engine(std::span<const lp::Config* const>(&p, 1), lp::tableau(c.stepping.scheme),
+                          {lockstep::Device::cpu, lockstep::DType::f32, 1});
+    FAIL() << "float32 on the CPU was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("CUDA only"), std::string::npos) << e.what();
+  }
+}
+
+TEST(EngineChoice, CudaWithoutDeviceIsAClearError) {
+  if (lockstep::cuda_available()) GTEST_SKIP() << "a CUDA device is visible: lockstep_prop_cuda_tests cover it";
+  lp::Config c;
+  c.grid.points = 256;
+  const lp::Config* p = &c;
+  try {
+    lp::make_gnlse_engine(std::span<const lp::Config* const>(&p, 1), lp::tableau(c.stepping.scheme),
+                          {lockstep::Device::cuda, lockstep::DType::f64, 0});
+    FAIL() << "a CUDA engine was made without CUDA";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("CUDA"), std::string::npos) << e.what();
+  }
+}
+
+TEST(EngineChoice, HostEngineRunsTheGnlse) {
+  lp::Config c;
+  c.grid.points = 512;
+  c.fibre.length = 1e-3;
+  c.output.n_save = 2;
+  std::vector<lp::Member> a{lp::Member(c, lp::initial_spectrum(c.pulse, lp::Grid(c.grid)))}, b = a;
+  lp::run_gnlse(a);
+  std::vector<const lp::Config*> configs{&c};
+  auto engine = lp::make_gnlse_engine(configs, lp::tableau(c.stepping.scheme), {});
+  // One engine through several runs of 3 steps (as the CLI's checkpointed chunks): the same
+  // steps and statistics as one run, the field equal to rounding.
+  lp::Member* m = &b[0];
+  lp::RunOptions chunk;
+  chunk.max_steps = 3;
+  int runs = 0;
+  for (; !b[0].finished() && runs < 1000; ++runs) lp::run_lockstep(std::span<lp::Member* const>(&m, 1), *engine, chunk);
+  EXPECT_GT(runs, 1);
+  EXPECT_EQ(a[0].ledger().accepted_steps, b[0].ledger().accepted_steps);
+  EXPECT_EQ(a[0].statistics().dz, b[0].statistics().dz);
+  double d = 0, s = 0;
+  for (std::size_t k = 0; k < a[0].spectrum().size(); ++k) {
+    d += std::norm(a[0].spectrum()[k] - b[0].spectrum()[k]);
+    s += std::norm(a[0].spectrum()[k]);
+  }
+  EXPECT_LT(std::sqrt(d / s), 1e-13);
+}
+
+}  // namespace
