@@ -26,3 +26,11 @@ target_compile_options(lockstep_prop PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wall -We
 add_executable(lockstep_prop_cpu_bench EXCLUDE_FROM_ALL ${PROJECT_SOURCE_DIR}/bench/prop_cpu.cpp)
 target_link_libraries(lockstep_prop_cpu_bench PRIVATE lockstep_prop)
 target_compile_options(lockstep_prop_cpu_bench PRIVATE -Wall -Wextra)
+
+# bench/prop_cuda.cpp: the CUDA benchmark of the engine against its FFT floor (not built by
+# default: `cmake --build <dir> --target lockstep_prop_cuda_bench`).
+if(_cuda)
+  add_executable(lockstep_prop_cuda_bench EXCLUDE_FROM_ALL ${PROJECT_SOURCE_DIR}/bench/prop_cuda.cpp)
+  target_link_libraries(lockstep_prop_cuda_bench PRIVATE lockstep_prop CUDA::cudart CUDA::cufft)
+  target_compile_options(lockstep_prop_cuda_bench PRIVATE -Wall -Wextra)
+endif()

@@ -1,0 +1,203 @@
+// CUDA benchmark of the propagation engine: Dudley members (shot noise, 2^13 points) on a
+// fixed RK4IP schedule and adaptive DP5(4)-IP, for several batch sizes: member-steps per second,
+// the time the same transforms take alone (the floor: batched cuFFT plans made as the engine
+// makes them, timed with CUDA events) and the ratio floor / measured. Also the float32 error
+// against float64 on the whole Dudley case.
+//
+//   lockstep_prop_cuda_bench [output.json = bench/results/prop_cuda.json] [batch sizes = 1,16,256,1024,4096]
+//
+// Steps are timed after two warm-up steps, including everything a run does per step (the
+// statistics' measures, the norms copied back); planes: only the two ends (n_save = 2), so
+// the timing is the stepping's.
+#include <cuda_runtime.h>
+#include <cufft.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "lockstep/core/files.hpp"
+#include "lockstep/prop/physics_problem.hpp"
+#include "lockstep/prop/pulse.hpp"
+#include "lockstep/prop/runner.hpp"
+
+namespace lp = lockstep::prop;
+using clock_type = std::chrono::steady_clock;
+
+namespace {
+
+void check(bool ok, const char* what) {
+  if (!ok) {
+    std::fprintf(stderr, "prop_cuda_bench: %s failed\n", what);
+    std::exit(1);
+  }
+}
+
+lp::Config dudley(lp::Scheme scheme, std::uint64_t seed) {
+  lp::Config c;
+  c.stepping.scheme = scheme;
+  c.stepping.adaptive = scheme != lp::Scheme::rk4ip;
+  c.stepping.fixed_steps = 2000;
+  c.output.n_save = 2;
+  c.pulse.shot_noise = true;
+  c.pulse.noise_seed = seed;
+  return c;
+}
+
+// Seconds per call of the transforms of one N evaluation (two complex, one real pair) and of
+// one complex transform, batched over `members` rows of n points, as the engine plans them.
+struct FftTimes {
+  double evaluation, complex;
+};
+FftTimes time_transforms(std::int64_t n, std::int64_t members) {
+  auto plan = [&](cufftType type) {
+    cufftHandle p;
+    check(cufftCreate(&p) == CUFFT_SUCCESS, "cufftCreate");
+    long long size = n;
+    const long long in = type == CUFFT_Z2D ? n / 2 + 1 : n, out = type == CUFFT_D2Z ? n / 2 + 1 : n;
+    std::size_t work = 0;
+    check(cufftMakePlanMany64(p, 1, &size, nullptr, 1, in, nullptr, 1, out, type, members, &work) == CUFFT_SUCCESS,
+          "cufftMakePlanMany64");
+    return p;
+  };
+  const cufftHandle z2z = plan(CUFFT_Z2Z), d2z = plan(CUFFT_D2Z), z2d = plan(CUFFT_Z2D);
+  double2 *a = nullptr, *b = nullptr, *h = nullptr;
+  double* r = nullptr;
+  const auto rows = static_cast<std::size_t>(n * members);
+  check(cudaMalloc(&a, rows * sizeof(double2)) == cudaSuccess, "cudaMalloc");
+  check(cudaMalloc(&b, rows * sizeof(double2)) == cudaSuccess, "cudaMalloc");
+  check(cudaMalloc(&r, rows * sizeof(double)) == cudaSuccess, "cudaMalloc");
+  check(cudaMalloc(&h, static_cast<std::size_t>((n / 2 + 1) * members) * sizeof(double2)) == cudaSuccess, "cudaMalloc");
+  cudaMemset(a, 0, rows * sizeof(double2));
+  cudaMemset(r, 0, rows * sizeof(double));
+  cudaEvent_t start, stop;
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  const int reps = members >= 256 ? 20 : 200;
+  auto timed = [&](auto&& body) {
+    body();
+    cudaEventRecord(start);
+    for (int i = 0; i < reps; ++i) body();
+    cudaEventRecord(stop);
+    cudaEventSynchronize(stop);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, start, stop);
+    return ms * 1e-3 / reps;
+  };
+  FftTimes t;
+  t.evaluation = timed([&] {
+    cufftExecZ2Z(z2z, b, a, CUFFT_FORWARD);
+    cufftExecD2Z(d2z, r, h);
+    cufftExecZ2D(z2d, h, r);
+    cufftExecZ2Z(z2z, a, a, CUFFT_INVERSE);
+  });
+  t.complex = timed([&] { cufftExecZ2Z(z2z, b, a, CUFFT_FORWARD); });
+  check(cudaGetLastError() == cudaSuccess, "transforms");
+  cufftDestroy(z2z);
+  cufftDestroy(d2z);
+  cufftDestroy(z2d);
+  cudaFree(a);
+  cudaFree(b);
+  cudaFree(r);
+  cudaFree(h);
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return t;
+}
+
+// Times `steps` accepted steps of `members` members after two warm-up steps.
+std::string time_scheme(const char* name, lp::Scheme scheme, std::int64_t members, std::int64_t steps,
+                        const FftTimes& fft) {
+  std::vector<lp::Config> configs;
+  for (std::int64_t i = 0; i < members; ++i) configs.push_back(dudley(scheme, 1 + static_cast<std::uint64_t>(i)));
+  std::vector<lp::Member> batch;
+  std::vector<lp::Member*> pointers;
+  std::vector<const lp::Config*> config_pointers;
+  for (const auto& c : configs) batch.emplace_back(c, lp::initial_spectrum(c.pulse, lp::Grid(c.grid)));
+  for (auto& m : batch) pointers.push_back(&m);
+  for (const auto& c : configs) config_pointers.push_back(&c);
+  auto engine = lp::make_gnlse_engine(config_pointers, lp::tableau(scheme), {lockstep::Device::cuda});
+  lp::RunOptions warm, timed;
+  warm.max_steps = 2;
+  timed.max_steps = steps;
+  lp::run_lockstep(pointers, *engine, warm);
+  const lp::Ledger before = batch[0].ledger();
+  const auto start = clock_type::now();
+  lp::run_lockstep(pointers, *engine, timed);
+  const double seconds = std::chrono::duration<double>(clock_type::now() - start).count();
+  const lp::Ledger& after = batch[0].ledger();
+  const auto accepted = after.accepted_steps - before.accepted_steps;
+  const auto evaluations = after.rhs_evaluations - before.rhs_evaluations;
+  // The transforms this run made: those of every evaluation, one complex transform per accepted
+  // step (the peak power of the statistics); the read-back at the end is not a transform.
+  const double floor = static_cast<double>(evaluations) * fft.evaluation + static_cast<double>(accepted) * fft.complex;
+  const double rate = static_cast<double>(members * accepted) / seconds;
+  std::ostringstream o;
+  o << "{\"scheme\": \"" << name << "\", \"accepted_steps\": " << accepted
+    << ", \"rejected_steps\": " << after.rejected_steps - before.rejected_steps
+    << ", \"evaluations_per_member\": " << evaluations << ", \"seconds\": " << seconds
+    << ", \"member_steps_per_s\": " << rate << ", \"fft_floor_s\": " << floor
+    << ", \"floor_member_steps_per_s\": " << static_cast<double>(members * accepted) / floor
+    << ", \"ratio_to_floor\": " << floor / seconds << "}";
+  std::printf("  %-6s %5lld members: %8.4f s for %lld steps, %.4g member-steps/s, FFT floor %.4f s (ratio %.2f)\n",
+              name, static_cast<long long>(members), seconds, static_cast<long long>(accepted), rate, floor,
+              floor / seconds);
+  std::fflush(stdout);
+  return o.str();
+}
+
+double float32_error() {
+  lp::Config c;
+  std::vector<lp::Member> a{lp::Member(c, lp::initial_spectrum(c.pulse, lp::Grid(c.grid)))}, b = a;
+  lp::run_gnlse(a, {}, {lockstep::Device::cuda, lockstep::DType::f64});
+  lp::run_gnlse(b, {}, {lockstep::Device::cuda, lockstep::DType::f32});
+  double d = 0, s = 0;
+  for (std::size_t k = 0; k < a[0].spectrum().size(); ++k) {
+    d += std::norm(a[0].spectrum()[k] - b[0].spectrum()[k]);
+    s += std::norm(a[0].spectrum()[k]);
+  }
+  return std::sqrt(d / s);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string out = argc > 1 ? argv[1] : "bench/results/prop_cuda.json";
+  std::vector<std::int64_t> sizes{1, 16, 256, 1024, 4096};
+  if (argc > 2) {
+    sizes.clear();
+    std::stringstream list(argv[2]);
+    for (std::string item; std::getline(list, item, ',');) sizes.push_back(std::stoll(item));
+  }
+  cudaDeviceProp prop{};
+  int device = 0;
+  cudaGetDevice(&device);
+  cudaGetDeviceProperties(&prop, device);
+  std::printf("device: %s\n", prop.name);
+  const std::int64_t n = lp::Config{}.grid.points;
+  std::ostringstream json;
+  json << "{\n  \"device\": \"" << prop.name << "\",\n  \"points\": " << n << ",\n  \"runs\": [\n";
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const std::int64_t m = sizes[i];
+    const FftTimes fft = time_transforms(n, m);
+    // Enough steps for ≥ 0.1 s of work at every size.
+    const std::int64_t steps = std::max<std::int64_t>(10, std::min<std::int64_t>(200, 20000 / m));
+    json << "    {\"members\": " << m << ", \"fft_evaluation_s\": " << fft.evaluation
+         << ", \"fft_complex_s\": " << fft.complex << ",\n     \"rk4ip\": "
+         << time_scheme("rk4ip", lp::Scheme::rk4ip, m, steps, fft) << ",\n     \"dp54ip\": "
+         << time_scheme("dp54ip", lp::Scheme::dp54ip, m, steps, fft) << "}" << (i + 1 < sizes.size() ? "," : "")
+         << "\n";
+  }
+  const double f32 = float32_error();
+  std::printf("float32 against float64, Dudley case: final spectrum relative L2 difference %.3g\n", f32);
+  json << "  ],\n  \"float32_dudley_relative_difference\": " << f32 << "\n}\n";
+  const std::string text = json.str();
+  lockstep::write_file_atomically(
+      out, std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()),
+      "prop_cuda_bench");
+  std::printf("wrote %s\n", out.c_str());
+}
