@@ -9,6 +9,7 @@
 
 #include "lockstep/core/error.hpp"
 #include "lockstep/core/parallel.hpp"
+#include "src/qkan/activation_math.hpp"
 
 namespace lockstep::qkan {
 
@@ -52,44 +53,13 @@ const char* to_string(Activation a) {
   invalid_argument(kWhere, "unknown activation value");
 }
 
-namespace {
-
-/// The activation of x and, when kSlope, its derivative into `slope`, from one exponential
-/// where the activation needs one.
-template <bool kSlope> double activate_impl(Activation a, double x, double& slope) {
-  switch (a) {
-    case Activation::silu: {
-      const double s = 1 / (1 + std::exp(-x));
-      if constexpr (kSlope) slope = s * (1 + x * (1 - s));
-      return x * s;
-    }
-    case Activation::gelu: {
-      const double cdf = 0.5 * (1 + std::erf(x * M_SQRT1_2));
-      if constexpr (kSlope) slope = cdf + x * std::exp(-0.5 * x * x) * (0.5 * M_2_SQRTPI * M_SQRT1_2);
-      return x * cdf;
-    }
-    case Activation::relu:
-      if constexpr (kSlope) slope = x > 0 ? 1 : 0;
-      return x > 0 ? x : 0;
-    case Activation::tanh: {
-      const double t = std::tanh(x);
-      if constexpr (kSlope) slope = 1 - t * t;
-      return t;
-    }
-    case Activation::sigmoid: {
-      const double s = 1 / (1 + std::exp(-x));
-      if constexpr (kSlope) slope = s * (1 - s);
-      return s;
-    }
-  }
-  invalid_argument(kWhere, "unknown activation value");
-}
-
-}  // namespace
+using detail::with_activation;
 
 double activate(Activation a, double x) {
-  double unused = 0;
-  return activate_impl<false>(a, x, unused);
+  return with_activation(a, [x](auto act) {
+    double unused = 0;
+    return detail::activate_one<decltype(act)::value, false>(x, unused);
+  });
 }
 
 /// What the evaluations keep between calls (see Workspace): buffers in the compute precision T.
@@ -262,15 +232,19 @@ void chunk_forward(const Model& m, const Buffers<T>& buf, typename Buffers<T>::C
     if (k > 0 && slopes) {
       std::vector<T>& slope = ch.slope[k];
       base.resize(n), slope.resize(n);
-      for (std::int64_t e = 0; e < n; ++e) {
-        double s = 0;
-        base[e] = static_cast<T>(activate_impl<true>(act, in[e], s));
-        slope[e] = static_cast<T>(s);
-      }
+      with_activation(act, [&](auto a) {
+        for (std::int64_t e = 0; e < n; ++e) {
+          double s = 0;
+          base[e] = static_cast<T>(detail::activate_one<decltype(a)::value, true>(in[e], s));
+          slope[e] = static_cast<T>(s);
+        }
+      });
     } else if (k > 0 || !base0_valid) {
       base.resize(n);
-      double unused = 0;
-      for (std::int64_t e = 0; e < n; ++e) base[e] = static_cast<T>(activate_impl<false>(act, in[e], unused));
+      with_activation(act, [&](auto a) {
+        double unused = 0;
+        for (std::int64_t e = 0; e < n; ++e) base[e] = static_cast<T>(detail::activate_one<decltype(a)::value, false>(in[e], unused));
+      });
     }
     std::vector<T>& y = ch.out[k];
     y.resize(rows * O);

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "lockstep/core/error.hpp"
+#include "src/qkan/adam_math.hpp"
 
 namespace lockstep::qkan {
 
@@ -45,21 +46,23 @@ double cubic_minimizer(const Trial& a, const Trial& b, double lo, double hi) {
 
 }  // namespace
 
-Adam::Adam(std::size_t n, AdamOptions o) : o_(o), m_(n, 0.0), v_(n, 0.0) {
+namespace detail {
+void check_adam_options(const AdamOptions& o) {
   if (!(o.lr > 0) || !(o.beta1 >= 0 && o.beta1 < 1) || !(o.beta2 >= 0 && o.beta2 < 1) || !(o.eps > 0))
     invalid_argument("qkan.adam", "needs lr > 0, 0 <= beta1, beta2 < 1 and eps > 0");
 }
+AdamStep adam_step(const AdamOptions& o, long t) {
+  return {o.lr, o.beta1, o.beta2, o.eps, 1 - std::pow(o.beta1, double(t)), 1 - std::pow(o.beta2, double(t))};
+}
+}  // namespace detail
+
+Adam::Adam(std::size_t n, AdamOptions o) : o_(o), m_(n, 0.0), v_(n, 0.0) { detail::check_adam_options(o); }
 
 void Adam::step(std::span<double> p, std::span<const double> g) {
   if (p.size() != m_.size() || g.size() != m_.size())
     invalid_argument("qkan.adam", "made for ", m_.size(), " parameters, given ", p.size(), " and ", g.size(), " gradients");
-  ++t_;
-  const double c1 = 1 - std::pow(o_.beta1, double(t_)), c2 = 1 - std::pow(o_.beta2, double(t_));
-  for (std::size_t k = 0; k < p.size(); ++k) {
-    m_[k] = o_.beta1 * m_[k] + (1 - o_.beta1) * g[k];
-    v_[k] = o_.beta2 * v_[k] + (1 - o_.beta2) * g[k] * g[k];
-    p[k] -= o_.lr * (m_[k] / c1) / (std::sqrt(v_[k] / c2) + o_.eps);
-  }
+  const detail::AdamStep s = detail::adam_step(o_, ++t_);
+  for (std::size_t k = 0; k < p.size(); ++k) detail::adam_update(p[k], g[k], m_[k], v_[k], s);
 }
 
 LineSearchResult strong_wolfe_search(const Objective& f, std::span<const double> x, std::span<const double> d,

@@ -12,16 +12,11 @@
 #include <vector>
 
 #include "lockstep/core/safetensors.hpp"
+#include "lockstep/qkan/activation.hpp"
 #include "lockstep/qkan/solver.hpp"
 
 namespace lockstep::qkan {
 
-enum class Activation { silu, gelu, relu, tanh, sigmoid };
-/// "silu", "gelu", "relu", "tanh" or "sigmoid"; anything else throws std::invalid_argument.
-Activation parse_activation(std::string_view name);
-const char* to_string(Activation a);
-/// The activation of one value (gelu is the exact, erf form, as torch's default).
-double activate(Activation a, double x);
 
 /// One layer's parameters in float64, row-major, qkan's names and natural shapes.
 struct LayerParams {
