@@ -4,11 +4,13 @@
 //   eval   a model file and inputs -> outputs; with --targets, also the loss and, with
 //          --gradients, its gradient with respect to every parameter (safetensors)
 //   bench  times the model's forward, forward + backward and a training step
+// Each runs on the CPU or, with --device cuda, on a CUDA device (CudaModel).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <iomanip>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -19,6 +21,7 @@
 #include "lockstep/core/npy.hpp"
 #include "lockstep/core/parallel.hpp"
 #include "lockstep/core/safetensors.hpp"
+#include "lockstep/qkan/cuda_model.hpp"
 #include "lockstep/qkan/model.hpp"
 #include "lockstep/qkan/optim.hpp"
 #include "lockstep/qkan/plots.hpp"
@@ -65,6 +68,14 @@ struct ModelFlags {
     return o;
   }
 };
+
+/// --device: where the model runs.
+constexpr const char* kDeviceHelp =
+    "Where the model runs: cpu, or cuda (a CUDA device; needs a build with CUDA and a visible GPU)";
+Device parse_device(const std::string& name) { return name == "cuda" ? Device::cuda : Device::cpu; }
+CLI::Option* add_device_option(CLI::App& cmd, std::string& device) {
+  return cmd.add_option("--device", device, kDeviceHelp)->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
+}
 
 void write_text(const std::string& path, const std::string& text, std::string_view where) {
   write_file_atomically(path, std::span(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()), where);
@@ -138,6 +149,7 @@ struct FitArgs {
   qkan::FitOptions fit;
   std::string loss = "mse";
   std::string dtype = "f64";
+  std::string device = "cpu";
   std::string output = "qkan_fit.safetensors", history = "qkan_fit_history.csv", plot;
   std::string activations_plot;  // figure of every edge's learned function; empty: none
   std::string init;     // start from this model file's weights instead of a fresh initialisation
@@ -222,6 +234,7 @@ void write_activations(const std::string& path, const qkan::Model& model, const 
 
 void run_fit(FitArgs a) {
   if (a.threads > 0) set_num_threads(a.threads);
+  a.fit.device = parse_device(a.device);
   if (!a.plot_opt->count()) a.plot = std::filesystem::path(a.output).replace_extension(".png").string();
   const qkan::Loss loss = qkan::parse_loss(a.loss);
   const qkan::Dataset d = load_dataset(a);
@@ -265,8 +278,8 @@ void run_fit(FitArgs a) {
     std::ostringstream js;
     js << "{\"steps\": " << h.train_loss.size() << ", \"train_loss\": " << json_number(train)
        << ", \"test_loss\": " << json_number(test) << ", \"evaluations\": " << h.evaluations
-       << ", \"seconds\": " << json_number(h.seconds) << ", \"dtype\": \"" << a.dtype << "\", \"threads\": " << num_threads()
-       << "}\n";
+       << ", \"seconds\": " << json_number(h.seconds) << ", \"dtype\": \"" << a.dtype << "\", \"device\": \"" << a.device
+       << "\", \"threads\": " << num_threads() << "}\n";
     write_text(a.summary, js.str(), "qkan fit");
   }
   std::cout << "qkan fit: train loss " << train << ", test loss " << test << ", " << h.evaluations
@@ -277,7 +290,7 @@ void run_fit(FitArgs a) {
 // --------------------------------------------------------------------------------------- eval
 
 struct EvalArgs {
-  std::string model, input, output, targets, gradients, loss = "mse";
+  std::string model, input, output, targets, gradients, loss = "mse", device = "cpu";
   ModelFlags flags;
 };
 
@@ -311,21 +324,35 @@ void run_eval(const EvalArgs& a) {
   if (x.cols != model.widths.front())
     invalid_argument("qkan eval", a.input, " has ", x.cols, " columns; the model takes ", model.widths.front(), " inputs");
   const std::int64_t B = x.n;
-  const std::vector<double> y = qkan::forward(model, x.values, B);
+  // Every tensor the loss depends on gets its gradient, whatever trains in a fit.
+  if (!a.targets.empty())
+    model.options.ba_trainable = model.options.postact_weight_trainable = model.options.postact_bias_trainable = true;
+  std::optional<qkan::CudaModel> cuda;
+  qkan::CudaBatch rows;
+  if (parse_device(a.device) == Device::cuda) {
+    cuda.emplace(model);
+    cuda->load(rows, x.values, B);
+  }
+  const std::vector<double> y = cuda ? cuda->forward(rows) : qkan::forward(model, x.values, B);
   save_rows(a.output, y, B, model.widths.back(), x.stored);
   std::cerr << "qkan eval: " << B << " rows through widths [";
   for (std::size_t k = 0; k < model.widths.size(); ++k) std::cerr << (k ? ", " : "") << model.widths[k];
-  std::cerr << "], reps " << model.reps << " -> " << a.output << "\n";
+  std::cerr << "], reps " << model.reps << " on " << a.device << " -> " << a.output << "\n";
   if (a.targets.empty()) return;
   const qkan::Loss kind = qkan::parse_loss(a.loss);
   const Rows t = load_rows(a.targets, "qkan eval");
   const std::int64_t want = kind == qkan::Loss::mse ? model.widths.back() : 1;
   if (t.n != B || t.cols != want)
     invalid_argument("qkan eval", a.targets, " has ", t.n, "x", t.cols, " values; expected ", B, "x", want, " for ", a.loss);
-  // Every tensor the loss depends on gets its gradient, whatever trains in a fit.
-  model.options.ba_trainable = model.options.postact_weight_trainable = model.options.postact_bias_trainable = true;
   std::vector<qkan::LayerParams> g;
-  const double value = qkan::loss_and_gradient(model, x.values, t.values, B, kind, g);
+  double value = 0;
+  if (cuda) {
+    cuda->load(rows, x.values, B, t.values, kind);
+    value = cuda->loss_and_gradient(rows);
+    g = cuda->gradient();
+  } else {
+    value = qkan::loss_and_gradient(model, x.values, t.values, B, kind, g);
+  }
   std::cout << std::setprecision(17) << "loss " << value << "\n";
   if (!a.gradients.empty()) {
     safetensors::save(a.gradients, gradient_file(model, g, value, a.loss));
@@ -339,7 +366,7 @@ struct BenchArgs {
   std::string widths = "64,64";
   std::int64_t batch = 1024;
   int reps = 3, repeats = 20, warmup = 2, threads = 0;
-  std::string dtype = "f32", json;
+  std::string dtype = "f32", device = "cpu", json;
   ModelFlags flags;
 };
 
@@ -374,24 +401,40 @@ void run_bench(const BenchArgs& a) {
   for (std::size_t k = 0; k < t.size(); ++k) t[k] = std::cos(0.11 * double(k));
   std::int64_t circuits = 0;
   for (std::size_t k = 0; k + 1 < widths.size(); ++k) circuits += B * widths[k] * widths[k + 1];
-  qkan::Workspace ws;
-  std::vector<qkan::LayerParams> g;
-  std::vector<double> params = qkan::trainable_values(model);
-  qkan::Adam adam(params.size(), qkan::AdamOptions{});
   double sink = 0;  // keeps the results alive
   std::vector<Timing> rows;
-  rows.push_back(time_calls("forward", a.warmup, a.repeats, [&] { sink += qkan::forward(model, x, B, &ws)[0]; }));
-  rows.push_back(time_calls("forward+backward", a.warmup, a.repeats,
-                            [&] { sink += qkan::loss_and_gradient(model, x, t, B, qkan::Loss::mse, g, &ws); }));
-  rows.push_back(time_calls("training step (Adam)", a.warmup, a.repeats, [&] {
-    sink += qkan::loss_and_gradient(model, x, t, B, qkan::Loss::mse, g, &ws);
-    adam.step(params, qkan::trainable_gradient(model, g));
-    qkan::set_trainable_values(model, params);
-  }));
+  if (parse_device(a.device) == Device::cuda) {
+    // Each call returns once its result is on the host (forward's outputs, the loss); an Adam
+    // step is queued, and the next call waits for it.
+    qkan::CudaModel cuda(model);
+    qkan::CudaBatch batch;
+    cuda.load(batch, x, B, t);
+    qkan::CudaAdam adam(cuda, qkan::AdamOptions{});
+    rows.push_back(time_calls("forward", a.warmup, a.repeats, [&] { sink += cuda.forward(batch)[0]; }));
+    rows.push_back(time_calls("forward+backward", a.warmup, a.repeats, [&] { sink += cuda.loss_and_gradient(batch); }));
+    rows.push_back(time_calls("training step (Adam)", a.warmup, a.repeats, [&] {
+      sink += cuda.loss_and_gradient(batch);
+      adam.step(cuda);
+    }));
+  } else {
+    qkan::Workspace ws;
+    std::vector<qkan::LayerParams> g;
+    std::vector<double> params = qkan::trainable_values(model);
+    qkan::Adam adam(params.size(), qkan::AdamOptions{});
+    rows.push_back(time_calls("forward", a.warmup, a.repeats, [&] { sink += qkan::forward(model, x, B, &ws)[0]; }));
+    rows.push_back(time_calls("forward+backward", a.warmup, a.repeats,
+                              [&] { sink += qkan::loss_and_gradient(model, x, t, B, qkan::Loss::mse, g, &ws); }));
+    rows.push_back(time_calls("training step (Adam)", a.warmup, a.repeats, [&] {
+      sink += qkan::loss_and_gradient(model, x, t, B, qkan::Loss::mse, g, &ws);
+      adam.step(params, qkan::trainable_gradient(model, g));
+      qkan::set_trainable_values(model, params);
+    }));
+  }
   if (!std::isfinite(sink)) runtime_failure("qkan bench", "the benchmark's results are not finite");
 
   std::cout << "qkan bench: widths " << a.widths << ", batch " << B << ", reps " << a.reps << ", " << a.flags.ansatz << ", "
-            << a.dtype << ", " << num_threads() << " threads; " << circuits << " circuits per forward\n";
+            << a.dtype << ", " << (a.device == "cuda" ? std::string("cuda") : std::to_string(num_threads()) + " threads") << "; "
+            << circuits << " circuits per forward\n";
   std::cout << std::left << std::setw(24) << "what" << std::right << std::setw(14) << "median ms" << std::setw(14)
             << "min ms" << std::setw(18) << "ns per circuit" << "\n";
   for (const Timing& r : rows)
@@ -403,7 +446,7 @@ void run_bench(const BenchArgs& a) {
     js << "{\"widths\": [";
     for (std::size_t k = 0; k < widths.size(); ++k) js << (k ? ", " : "") << widths[k];
     js << "], \"batch\": " << B << ", \"reps\": " << a.reps << ", \"ansatz\": \"" << a.flags.ansatz << "\", \"dtype\": \""
-       << a.dtype << "\", \"threads\": " << num_threads() << ", \"repeats\": " << a.repeats << ", \"circuits\": " << circuits
+       << a.dtype << "\", \"device\": \"" << a.device << "\", \"threads\": " << num_threads() << ", \"repeats\": " << a.repeats << ", \"circuits\": " << circuits
        << ", \"timings\": [";
     for (std::size_t k = 0; k < rows.size(); ++k)
       js << (k ? ", " : "") << "{\"what\": \"" << rows[k].what << "\", \"median_s\": " << json_number(rows[k].median_s)
@@ -444,6 +487,7 @@ void add_qkan_commands(CLI::App& app) {
   fit->add_option("--dtype", fa->dtype, "Compute precision: f64, or f32 (qkan.QKAN's default)")
       ->check(CLI::IsMember({"f32", "f64"}))
       ->capture_default_str();
+  add_device_option(*fit, fa->device);
   fit->add_option("--seed", fa->fit.seed, "Seed of the data, the initialisation and the batches")->capture_default_str();
   fit->add_option("--output", fa->output, "Model file to write (safetensors)")->capture_default_str();
   fit->add_option("--history", fa->history, "Loss history to write (CSV: step, train, test)")->capture_default_str();
@@ -474,6 +518,7 @@ void add_qkan_commands(CLI::App& app) {
   eval->add_option("--gradients", ea->gradients,
                    "Write the loss's gradient with respect to every parameter here (safetensors, qkan's names, float64)")
       ->needs(targets);
+  add_device_option(*eval, ea->device);
   ea->flags.add_to(*eval);
   eval->callback([ea] { run_eval(*ea); });
 
@@ -489,6 +534,7 @@ void add_qkan_commands(CLI::App& app) {
       ->capture_default_str();
   bench->add_option("--warmup", ba->warmup, "Untimed calls first")->check(CLI::Range(0, 1000000))->capture_default_str();
   bench->add_option("--json", ba->json, "Also write the results as JSON to this file");
+  add_device_option(*bench, ba->device);
   ba->flags.add_to(*bench);
   bench->callback([ba] { run_bench(*ba); });
 }

@@ -7,6 +7,7 @@
 
 #include "lockstep/core/error.hpp"
 #include "lockstep/core/progress.hpp"
+#include "lockstep/qkan/cuda_model.hpp"
 #include "lockstep/qkan/optim.hpp"
 
 namespace lockstep::qkan {
@@ -131,25 +132,127 @@ std::vector<double> trainable_gradient(const Model& m, const std::vector<LayerPa
   return out;
 }
 
-History fit(Model& m, const Dataset& d, const FitOptions& o) {
-  if (d.n_in != m.widths.front() || (o.loss == Loss::mse && d.n_out != m.widths.back()))
-    invalid_argument(kWhere, "the data has ", d.n_in, " inputs and ", d.n_out, " targets per row; the model takes ",
-                     m.widths.front(), " and gives ", m.widths.back());
-  if (o.steps < 0) invalid_argument(kWhere, "steps must be >= 0");
-  if (o.optimizer != "lbfgs" && o.optimizer != "adam") invalid_argument(kWhere, "unknown optimizer '", o.optimizer, "'; supported: lbfgs, adam");
-  const std::int64_t batch = o.batch < 0 ? d.n_train : std::min<std::int64_t>(o.batch, d.n_train);
-  if (batch < 1) invalid_argument(kWhere, "batch must be >= 1 or -1 (the whole training set)");
-  const std::int64_t tcols = o.loss == Loss::mse ? d.n_out : 1;
+namespace {
 
+/// Rows of one step: the host copy, and whether they are the whole training set in order.
+struct StepRows {
+  const std::vector<double>& x;
+  const std::vector<double>& y;
+  std::int64_t rows;
+  bool whole;
+};
+
+/// A fit's evaluations and updates on the CPU: the parameters in a flat host vector.
+class HostTraining {
+ public:
+  HostTraining(Model& m, const Dataset& d, const FitOptions& o) : m_(m), d_(d), o_(o), params_(trainable_values(m)),
+      g_(params_.size()), adam_(params_.size(), AdamOptions{.lr = o.lr}), lbfgs_(params_.size(), lbfgs_options(o)) {}
+
+  /// The loss at the current parameters on the rows, and its gradient for adam_step.
+  double loss_and_gradient(const StepRows& r) { return objective(r)(params_, g_); }
+  void adam_step() {
+    adam_.step(params_, g_);
+    set_trainable_values(m_, params_);
+  }
+  /// One L-BFGS step on the rows; the loss at the parameters it leaves.
+  double lbfgs_step(const StepRows& r) {
+    const double v = lbfgs_.step(params_, objective(r));
+    set_trainable_values(m_, params_);
+    return v;
+  }
+  long lbfgs_evaluations() const { return lbfgs_.evaluations(); }
+  double train_loss() { return loss(m_, d_.train_x, d_.train_y, d_.n_train, o_.loss, &train_ws_); }
+  double test_loss() { return loss(m_, d_.test_x, d_.test_y, d_.n_test, o_.loss, &test_ws_); }
+  /// The model holds the parameters already.
+  void store() {}
+
+  static LbfgsOptions lbfgs_options(const FitOptions& o) {
+    LbfgsOptions lo;
+    lo.lr = o.lr, lo.max_iter = o.lbfgs_max_iter, lo.history = o.lbfgs_history;
+    lo.tolerance_grad = lo.tolerance_change = o.lbfgs_tolerance;
+    return lo;
+  }
+
+ private:
+  Objective objective(const StepRows& r) {
+    return [this, &r](std::span<const double> p, std::span<double> g) {
+      set_trainable_values(m_, p);
+      const double v = qkan::loss_and_gradient(m_, r.x, r.y, r.rows, o_.loss, grad_, &batch_ws_);
+      const std::vector<double> flat = trainable_gradient(m_, grad_);
+      std::copy(flat.begin(), flat.end(), g.begin());
+      return v;
+    };
+  }
+
+  Model& m_;
+  const Dataset& d_;
+  const FitOptions& o_;
+  std::vector<double> params_, g_;
+  std::vector<LayerParams> grad_;
+  Adam adam_;
+  Lbfgs lbfgs_;
+  Workspace batch_ws_, train_ws_, test_ws_;  // one per batch the loop evaluates again and again
+};
+
+/// A fit's evaluations and updates on a CUDA device: the parameters and Adam's moments in
+/// device memory, the data sets uploaded once. L-BFGS (host state) copies the parameters up
+/// and the gradient down per evaluation.
+class CudaTraining {
+ public:
+  CudaTraining(Model& m, const Dataset& d, const FitOptions& o) : m_(m), o_(o), cuda_(m),
+      adam_(cuda_, AdamOptions{.lr = o.lr}), lbfgs_(trainable_values(m).size(), HostTraining::lbfgs_options(o)) {
+    cuda_.load(train_, d.train_x, d.n_train, d.train_y, o.loss);
+    if (d.n_test) cuda_.load(test_, d.test_x, d.n_test, d.test_y, o.loss);
+  }
+
+  double loss_and_gradient(const StepRows& r) { return cuda_.loss_and_gradient(rows(r)); }
+  void adam_step() { adam_.step(cuda_); }
+  double lbfgs_step(const StepRows& r) {
+    const CudaBatch& b = rows(r);
+    std::vector<double> params = trainable_values(m_);
+    const double v = lbfgs_.step(params, [&](std::span<const double> p, std::span<double> g) {
+      set_trainable_values(m_, p);
+      cuda_.upload(m_);
+      const double value = cuda_.loss_and_gradient(b);
+      const std::vector<double> flat = trainable_gradient(m_, cuda_.gradient());
+      std::copy(flat.begin(), flat.end(), g.begin());
+      return value;
+    });
+    set_trainable_values(m_, params);
+    cuda_.upload(m_);
+    return v;
+  }
+  long lbfgs_evaluations() const { return lbfgs_.evaluations(); }
+  double train_loss() { return cuda_.loss(train_); }
+  double test_loss() { return cuda_.loss(test_); }
+  /// The device's parameters into the model.
+  void store() { cuda_.download(m_); }
+
+ private:
+  const CudaBatch& rows(const StepRows& r) {
+    if (r.whole) return train_;
+    cuda_.load(step_, r.x, r.rows, r.y, o_.loss);
+    return step_;
+  }
+
+  Model& m_;
+  const FitOptions& o_;
+  CudaModel cuda_;
+  CudaAdam adam_;
+  Lbfgs lbfgs_;
+  CudaBatch train_, test_, step_;
+};
+
+template <class Training> History fit_with(Model& m, const Dataset& d, const FitOptions& o, std::int64_t batch) {
+  const std::int64_t tcols = o.loss == Loss::mse ? d.n_out : 1;
   History h;
   const auto t0 = std::chrono::steady_clock::now();
-  std::vector<double> params = trainable_values(m);
+  Training training(m, d, o);
   std::vector<std::int64_t> order(d.n_train);
   std::iota(order.begin(), order.end(), 0);
   std::mt19937_64 rng(o.seed);
   std::vector<double> bx, by;
-  std::vector<LayerParams> grad;
-  Workspace batch_ws, train_ws, test_ws;  // one per batch the loop evaluates again and again
+  const StepRows rows{bx, by, batch, batch == d.n_train};
   auto take_batch = [&](std::int64_t start) {  // rows order[start .. start + batch)
     bx.resize(batch * d.n_in), by.resize(batch * tcols);
     for (std::int64_t r = 0; r < batch; ++r) {
@@ -158,47 +261,57 @@ History fit(Model& m, const Dataset& d, const FitOptions& o) {
       std::copy_n(d.train_y.begin() + src * tcols, tcols, by.begin() + r * tcols);
     }
   };
-  Objective objective = [&](std::span<const double> p, std::span<double> g) {
-    set_trainable_values(m, p);
-    ++h.evaluations;
-    const double v = loss_and_gradient(m, bx, by, batch, o.loss, grad, &batch_ws);
-    const std::vector<double> flat = trainable_gradient(m, grad);
-    std::copy(flat.begin(), flat.end(), g.begin());
-    return v;
+  auto non_finite = [&](int step) {
+    training.store();
+    runtime_failure(kWhere, "the loss became non-finite at step ", step);
   };
-  Adam adam(params.size(), AdamOptions{.lr = o.lr});
-  LbfgsOptions lo;
-  lo.lr = o.lr, lo.max_iter = o.lbfgs_max_iter, lo.history = o.lbfgs_history;
-  lo.tolerance_grad = lo.tolerance_change = o.lbfgs_tolerance;
-  Lbfgs lbfgs(params.size(), lo);
   Progress bar("fit", o.steps, "steps", o.progress);
   std::int64_t cursor = 0;
-  std::vector<double> g(params.size());
+  long adam_evaluations = 0;
   for (int step = 0; step < o.steps; ++step) {
     if (batch < d.n_train && cursor % d.n_train == 0) std::shuffle(order.begin(), order.end(), rng);
     take_batch(cursor);
     cursor += batch;
     double train_loss = NAN;
     if (o.optimizer == "adam") {
-      if (!std::isfinite(objective(params, g))) runtime_failure(kWhere, "the loss became non-finite at step ", step);
-      adam.step(params, g);
+      ++adam_evaluations;
+      if (!std::isfinite(training.loss_and_gradient(rows))) non_finite(step);
+      training.adam_step();
     } else {
-      train_loss = lbfgs.step(params, objective);
+      train_loss = training.lbfgs_step(rows);
     }
-    set_trainable_values(m, params);
     // On the whole training set, L-BFGS's last value is the training loss at params, bit for
     // bit as loss() computes it (the same rows in the same order); otherwise evaluate it.
-    if (o.optimizer == "adam" || batch < d.n_train) train_loss = loss(m, d.train_x, d.train_y, d.n_train, o.loss, &train_ws);
+    if (o.optimizer == "adam" || batch < d.n_train) train_loss = training.train_loss();
     h.train_loss.push_back(train_loss);
-    h.test_loss.push_back(d.n_test ? loss(m, d.test_x, d.test_y, d.n_test, o.loss, &test_ws) : NAN);
-    if (!std::isfinite(h.train_loss.back())) runtime_failure(kWhere, "the loss became non-finite at step ", step);
+    h.test_loss.push_back(d.n_test ? training.test_loss() : NAN);
+    if (!std::isfinite(h.train_loss.back())) non_finite(step);
     char detail[96];
     std::snprintf(detail, sizeof detail, "train %.3e  test %.3e", h.train_loss.back(), h.test_loss.back());
     bar.update(step + 1, detail);
   }
   bar.finish();
+  training.store();
+  h.evaluations = adam_evaluations + training.lbfgs_evaluations();
   h.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return h;
+}
+
+}  // namespace
+
+History fit(Model& m, const Dataset& d, const FitOptions& o) {
+  if (d.n_in != m.widths.front() || (o.loss == Loss::mse && d.n_out != m.widths.back()))
+    invalid_argument(kWhere, "the data has ", d.n_in, " inputs and ", d.n_out, " targets per row; the model takes ",
+                     m.widths.front(), " and gives ", m.widths.back());
+  if (o.steps < 0) invalid_argument(kWhere, "steps must be >= 0");
+  if (o.optimizer != "lbfgs" && o.optimizer != "adam") invalid_argument(kWhere, "unknown optimizer '", o.optimizer, "'; supported: lbfgs, adam");
+  const std::int64_t batch = o.batch < 0 ? d.n_train : std::min<std::int64_t>(o.batch, d.n_train);
+  if (batch < 1) invalid_argument(kWhere, "batch must be >= 1 or -1 (the whole training set)");
+  switch (o.device) {
+    case Device::cpu: return fit_with<HostTraining>(m, d, o, batch);
+    case Device::cuda: return fit_with<CudaTraining>(m, d, o, batch);
+  }
+  invalid_argument(kWhere, "unknown device; supported: cpu, cuda");
 }
 
 }  // namespace lockstep::qkan

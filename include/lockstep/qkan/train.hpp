@@ -54,6 +54,10 @@ struct FitOptions {
   Loss loss = Loss::mse;
   std::uint64_t seed = 0;           ///< shuffles the mini-batches
   bool progress = true;             ///< a progress line on stderr
+  /// Where the model is evaluated: the CPU, or a CUDA device (CudaModel, cuda_model.hpp), where
+  /// Adam's steps run on the device too and only losses come back; L-BFGS keeps its state on
+  /// the host there, copying the parameters to the device and the gradient back per evaluation.
+  Device device = Device::cpu;
 };
 
 struct History {
@@ -63,7 +67,9 @@ struct History {
 };
 
 /// Trains `model` in place; the same inputs and seed give the same result bit for bit on one
-/// machine. Non-finite losses stop it with std::runtime_error (the model keeps its last values).
+/// machine's CPU (on CUDA, to rounding: the device's batch sums use atomics). Non-finite losses
+/// stop it with std::runtime_error (the model keeps its last values). Device::cuda throws
+/// std::runtime_error when CUDA cannot run (see CudaModel).
 History fit(Model& model, const Dataset& data, const FitOptions& options);
 
 }  // namespace lockstep::qkan
