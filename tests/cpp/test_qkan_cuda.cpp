@@ -22,6 +22,7 @@
 #include <thread>
 #include <utility>
 
+#include "gpu_test_util.hpp"
 #include "qkan_test_util.hpp"
 #include "src/qkan/problem.hpp"  // kFusedMaxReps
 
@@ -39,21 +40,6 @@ void cuda_check(cudaError_t e, const char* call, const char* file, int line) {
   throw std::runtime_error(s.str());
 }
 #define CUDA_CHECK(call) cuda_check((call), #call, __FILE__, __LINE__)
-
-/// Fails the running test (fatally, when called from SetUp) when no CUDA device is usable.
-void require_gpu() {
-  int n = 0;
-  const cudaError_t e = cudaGetDeviceCount(&n);
-  ASSERT_EQ(e, cudaSuccess) << "no usable CUDA device: cudaGetDeviceCount: " << cudaGetErrorName(e) << " ("
-                            << cudaGetErrorString(e) << "). These tests need an NVIDIA GPU; scripts/test.sh "
-                            << "leaves the CTest label 'gpu' out on machines without one.";
-  ASSERT_GT(n, 0) << "no CUDA device visible. These tests need an NVIDIA GPU.";
-}
-
-template <class Base> class WithGpu : public Base {
- protected:
-  void SetUp() override { require_gpu(); }
-};
 
 /// A non-blocking stream: it does not synchronise with the legacy default stream, so work the
 /// library puts on the default stream instead of this one is not ordered with it.

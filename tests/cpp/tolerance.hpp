@@ -20,6 +20,18 @@ template <> struct Tol<float> { static constexpr Tolerance value{2e-5, 5e-5, 1e-
 template <> struct Tol<double> { static constexpr Tolerance value{1e-11, 1e-10, 1e-9, 1e-13}; };
 template <class T> inline constexpr Tolerance tol = Tol<T>::value;
 
+/// Whole models on CUDA against the CPU in the same precision (several layers, sums over
+/// inputs and batch rows, float32's approximate division and square root on the device): each
+/// value's |got - ref| <= tolerance·max(1e-30, max |ref| of its tensor). `value`: outputs and
+/// losses; `grad`: gradients (sums over the batch of products of rounded factors).
+struct ModelTolerance {
+  double value, grad;
+};
+template <class T> struct ModelTol;
+template <> struct ModelTol<float> { static constexpr ModelTolerance value{1e-4, 1e-3}; };
+template <> struct ModelTol<double> { static constexpr ModelTolerance value{1e-11, 1e-10}; };
+template <class T> inline constexpr ModelTolerance model_tol = ModelTol<T>::value;
+
 /// Central finite differences (float64, reference path): step and acceptance
 /// |fd - analytic| <= fd_rel·|analytic| + fd_abs·max(1, max |analytic|).
 inline constexpr double kFdStep = 1e-5;

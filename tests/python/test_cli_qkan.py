@@ -258,6 +258,8 @@ def test_bench_runs_and_writes_json(tmp_path):
     (["bench", "--ansatz", "zz"], "unknown ansatz"),
     (["bench", "--bogus"], "--bogus"),
     (["fit", "--dtype", "f16"], "--dtype"),
+    (["fit", "--device", "tpu"], "--device"),
+    (["eval", "--device", "gpu"], "--device"),
     (["fit", "--threads", "-1"], "--threads"),
     (["fit", "--lr", "0"], "--lr"),
     (["fit", "--loss", "hinge"], "--loss"),
@@ -296,3 +298,30 @@ def test_bad_combinations_exit_2(tmp_path):
                                  if args[0] == "fit" else []))
         assert r.returncode == 2, (args, r.returncode, r.stderr)
         assert pattern in r.stderr, (args, r.stderr)
+
+
+def test_device_cuda_runs_or_says_why_not(tmp_path):
+    """`--device cuda` on fit, eval and bench: where CUDA cannot run (a build without it, or no
+    visible GPU, as in CI) a clear error and exit status 1, nothing written; where it can, the
+    command runs (a GPU machine's check that the option reaches the device)."""
+    p = lambda name: str(tmp_path / name)
+    r = run("qkan", "fit", "--steps", "1", "--quiet", "--output", p("m.safetensors"), "--history", p("h.csv"),
+            "--plot", "")
+    assert r.returncode == 0, r.stderr
+    np.save(p("x.npy"), np.linspace(0, 1, 8).reshape(8, 1))
+    np.save(p("t.npy"), np.zeros((8, 1)))
+    cuda_runs = None
+    for args in [["fit", "--steps", "2", "--quiet", "--optimizer", "adam", "--output", p("c.safetensors"),
+                  "--history", p("c.csv"), "--plot", ""],
+                 ["eval", "--model", p("m.safetensors"), "--input", p("x.npy"), "--output", p("y.npy"),
+                  "--targets", p("t.npy")],
+                 ["bench", "--widths", "2,3", "--batch", "16", "--repeats", "1", "--warmup", "0"]]:
+        r = run("qkan", *args, "--device", "cuda")
+        if cuda_runs is None:
+            cuda_runs = r.returncode == 0
+        if cuda_runs:
+            assert r.returncode == 0, (args, r.stderr)
+        else:
+            assert r.returncode == 1, (args, r.returncode, r.stderr)
+            assert "cannot run the model on CUDA" in r.stderr, (args, r.stderr)
+            assert not any(os.path.exists(p(n)) for n in ["c.safetensors", "c.csv", "y.npy"])
