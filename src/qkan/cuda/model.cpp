@@ -247,14 +247,19 @@ template <class T> void forward_on_device(CudaModel::State& s, const CudaBatch::
   }
 }
 
-/// The loss terms of the forward's output (and dL/dy into gy when given), summed on the device.
-template <class T> double loss_on_device(CudaModel::State& s, const CudaBatch::State& batch, T* gy) {
+/// Queues the loss terms of the forward's output (and dL/dy into gy when given) and their sum
+/// into s.loss.
+template <class T> void loss_on_device(CudaModel::State& s, const CudaBatch::State& batch, T* gy) {
   const std::int64_t B = batch.rows, O = s.host.widths.back();
   const double n = batch.kind == Loss::mse ? double(B * O) : double(B);
   double* terms = s.terms.reserve<double>(B);
   kernels::loss_terms(s.buffers<T>().layers.back().out.template as<T>(), batch.targets.as<double>(), B, O,
                       batch.kind == Loss::cross_entropy, n, gy, terms, nullptr);
   kernels::sum_terms(terms, B, n, s.loss.reserve<double>(1), nullptr);
+}
+
+/// The loss, once everything queued before has run: the one copy back per evaluation.
+double read_loss(const CudaModel::State& s) {
   double value = 0;
   to_host(&value, s.loss.as<double>(), sizeof value);
   return value;
@@ -309,10 +314,10 @@ template <class T> double loss_and_gradient_on_device(CudaModel::State& s, const
   T* gy = buf.gy.template reserve<T>(batch.rows * widest);
   buf.gx.template reserve<T>(batch.rows * widest);
   s.grad.reserve<double>(static_cast<std::int64_t>(s.n_trainable));
-  const double value = loss_on_device<T>(s, batch, gy);
+  loss_on_device<T>(s, batch, gy);
   backward_on_device<T>(s, batch);
   s.has_gradient = true;
-  return value;
+  return read_loss(s);
 }
 
 /// The batch must suit the model (and, for a loss, carry targets).
@@ -389,7 +394,8 @@ double CudaModel::loss(const CudaBatch& batch) {
   auto run = [&](auto t) {
     using T = decltype(t);
     forward_on_device<T>(s, b, false);
-    return loss_on_device<T>(s, b, nullptr);
+    loss_on_device<T>(s, b, nullptr);
+    return read_loss(s);
   };
   return s.host.options.compute == DType::f32 ? run(float{}) : run(double{});
 }
