@@ -184,8 +184,9 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     const std::int64_t m = sizes[i];
     const FftTimes fft = time_transforms(n, m);
-    // Enough steps for ≥ 0.1 s of work at every size.
-    const std::int64_t steps = std::max<std::int64_t>(10, std::min<std::int64_t>(200, 20000 / m));
+    // Enough steps that a run's start and end (loading and reading back every member) weigh
+    // little: ≥ 0.2 s of stepping at every size.
+    const std::int64_t steps = std::max<std::int64_t>(50, std::min<std::int64_t>(400, 200000 / m));
     json << "    {\"members\": " << m << ", \"fft_evaluation_s\": " << fft.evaluation
          << ", \"fft_complex_s\": " << fft.complex << ",\n     \"rk4ip\": "
          << time_scheme("rk4ip", lp::Scheme::rk4ip, m, steps, fft) << ",\n     \"dp54ip\": "

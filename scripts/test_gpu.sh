@@ -3,9 +3,11 @@
 # (plus nanobind, pytest and qkan==0.2.3 for the Python tests and the benchmark):
 #   1. builds the library with CUDA, the C++ tests and the Python extension (build/gpu);
 #   2. runs every C++ test, the GPU ones (label gpu) included;
-#   3. runs compute-sanitizer memcheck and racecheck over the GPU tests' sanitizer subset;
+#   3. runs compute-sanitizer memcheck and racecheck over the GPU tests' sanitizer subset (and
+#      memcheck over a short run of the propagation engine's trials);
 #   4. runs the Python tests (tests/python, test_cuda.py included) against that build;
-#   5. runs the GPU benchmark (bench/qkan_cuda.py), unless LOCKSTEP_SKIP_BENCH=1.
+#   5. runs the GPU benchmarks (bench/qkan_cuda.py; bench/prop_cuda.cpp with the propagation
+#      engine), unless LOCKSTEP_SKIP_BENCH=1.
 # Usage: bash scripts/test_gpu.sh [RESULTS_DIR]     (logs and JSON go there; default build/gpu/results)
 # Dependencies that are not installed system-wide (Highway, GoogleTest) can be given through
 # CMAKE_PREFIX_PATH. Exits non-zero if any step failed, after running them all.
@@ -43,9 +45,18 @@ for tool in memcheck racecheck; do
   step "sanitizer-$tool" compute-sanitizer --tool "$tool" --error-exitcode 1 \
     "$BUILD/tests/cpp/lockstep_cuda_tests" --gtest_filter="$SAN_FILTER"
 done
+if [[ "${LOCKSTEP_PROP:-ON}" == ON ]]; then
+  step sanitizer-prop-memcheck compute-sanitizer --tool memcheck --error-exitcode 1 \
+    "$BUILD/tests/cpp/prop/lockstep_prop_cuda_tests" --gtest_filter='Schemes/CudaTrial.*:CudaEngine.*'
+fi
 step pytest "$PY" -X faulthandler -m pytest -v -ra tests/python
 if [[ "${LOCKSTEP_SKIP_BENCH:-0}" != 1 ]]; then
   step bench "$PY" bench/qkan_cuda.py --out "$RESULTS/qkan_cuda.json"
   tail -n 40 "$RESULTS/bench.log"
+  if [[ "${LOCKSTEP_PROP:-ON}" == ON ]]; then
+    step bench-prop-build cmake --build "$BUILD" --target lockstep_prop_cuda_bench
+    step bench-prop "$BUILD/src/prop/lockstep_prop_cuda_bench" "$RESULTS/prop_cuda.json"
+    tail -n 15 "$RESULTS/bench-prop.log"
+  fi
 fi
 exit $status

@@ -175,6 +175,7 @@ class CudaEngine final : public Engine {
   void apply_windows();
   void compute_measures();
   void read_rows(const Cx* device, std::span<Complex* const> rows);
+  void upload_loaded();
 
   const Tableau& tableau_;
   StagePlan plan_;
@@ -207,7 +208,8 @@ class CudaEngine final : public Engine {
   // Results copied back
   DeviceArray<double> device_norms_, device_measures_;
   PinnedArray<double> norms_, measures_;
-  PinnedArray<Cx> staging_;  // rows read back (allocated at the first read)
+  PinnedArray<Cx> staging_;  // rows loaded or read back (allocated at the first use)
+  std::vector<char> loaded_;  // per member: a staged row waits for upload_loaded()
 
   double cached_h_ = std::numeric_limits<double>::quiet_NaN(), trial_h_ = 0;
   bool fsal_ready_ = false, fsal_pending_ = false, measures_stale_ = true;
@@ -305,6 +307,7 @@ CudaEngine<R>::CudaEngine(std::span<const Config* const> configs, const Tableau&
   rtol_ = DeviceArray<double>(m_);
   atol_ = DeviceArray<double>(m_);
   controls_.assign(static_cast<std::size_t>(m_), ErrorControl{});
+  loaded_.assign(static_cast<std::size_t>(m_), 0);
   linear_ = DeviceArray<double2>(groups_ * n_);
   linear_.upload(linear);
   gamma_shock_ = DeviceArray<R>(groups_ * n_);
@@ -350,14 +353,36 @@ CudaEngine<R>::CudaEngine(std::span<const Config* const> configs, const Tableau&
 template <class R>
 void CudaEngine<R>::load(std::int64_t member, const Complex* spectrum, const ErrorControl& control) {
   checked(member);
-  std::vector<Cx> row(static_cast<std::size_t>(n_));
-  for (std::int64_t k = 0; k < n_; ++k)
-    row[static_cast<std::size_t>(k)] = {static_cast<R>(spectrum[k].real()), static_cast<R>(spectrum[k].imag())};
-  check(cudaMemcpy(y_.get() + member * n_, row.data(), sizeof(Cx) * row.size(), cudaMemcpyHostToDevice), "load");
+  // Staged on the host; upload_loaded() copies the staged rows in one transfer when all
+  // members were loaded (a run's start), row by row otherwise.
+  if (!staging_) staging_ = PinnedArray<Cx>(total());
+  Cx* row = staging_.get() + member * n_;
+  for (std::int64_t k = 0; k < n_; ++k) row[k] = {static_cast<R>(spectrum[k].real()), static_cast<R>(spectrum[k].imag())};
+  loaded_[static_cast<std::size_t>(member)] = 1;
   controls_[static_cast<std::size_t>(member)] = control;
   controls_dirty_ = true;
   fsal_ready_ = fsal_pending_ = false;
   measures_stale_ = true;
+}
+
+template <class R>
+void CudaEngine<R>::upload_loaded() {
+  const auto count = std::count(loaded_.begin(), loaded_.end(), 1);
+  if (count == 0) return;
+  if (count == m_) {
+    check(cudaMemcpyAsync(y_.get(), staging_.get(), sizeof(Cx) * static_cast<std::size_t>(total()),
+                          cudaMemcpyHostToDevice, stream_),
+          "load");
+  } else {
+    for (std::int64_t i = 0; i < m_; ++i)
+      if (loaded_[static_cast<std::size_t>(i)])
+        check(cudaMemcpyAsync(y_.get() + i * n_, staging_.get() + i * n_, sizeof(Cx) * static_cast<std::size_t>(n_),
+                              cudaMemcpyHostToDevice, stream_),
+              "load");
+  }
+  // The staging rows are reused by the next read: the copy must have finished.
+  check(cudaStreamSynchronize(stream_), "load");
+  std::fill(loaded_.begin(), loaded_.end(), 0);
 }
 
 template <class R>
@@ -425,6 +450,7 @@ void CudaEngine<R>::trial(double h, Evaluation evaluation) {
                      "batches of one member)");
   if (!(h > 0) || !std::isfinite(h)) invalid_argument(kWhere, "step length ", h, " m must be > 0");
   const int s = plan_.stages;
+  upload_loaded();
   if (controls_dirty_) {
     std::vector<int> kind;
     std::vector<double> rtol, atol;
@@ -522,6 +548,7 @@ void CudaEngine<R>::accept() {
 
 template <class R>
 void CudaEngine<R>::compute_measures() {
+  upload_loaded();
   Fft<R>::complex(c2c_->get(), y_.get(), time_.get(), CUFFT_FORWARD);
   cuda::measures<R>(y_.get(), time_.get(), omega_.get(), grid_.omega0(), grid_.dt(), kHbar, device_measures_.get(), m_,
                     n_, stream_);
@@ -544,6 +571,7 @@ FieldMeasures CudaEngine<R>::measures(std::int64_t member) {
 template <class R>
 void CudaEngine<R>::read_rows(const Cx* device, std::span<Complex* const> rows) {
   if (static_cast<std::int64_t>(rows.size()) != m_) invalid_argument(kWhere, rows.size(), " rows for ", m_, " members");
+  upload_loaded();
   if (!staging_) staging_ = PinnedArray<Cx>(total());
   check(cudaMemcpyAsync(staging_.get(), device, sizeof(Cx) * static_cast<std::size_t>(total()),
                         cudaMemcpyDeviceToHost, stream_),
