@@ -9,6 +9,7 @@
 #   5. runs the GPU benchmarks (bench/qkan_cuda.py; bench/prop_cuda.cpp with the propagation
 #      engine), unless LOCKSTEP_SKIP_BENCH=1.
 # Usage: bash scripts/test_gpu.sh [RESULTS_DIR]     (logs and JSON go there; default build/gpu/results)
+#   LOCKSTEP_SKIP=name,name: leaves those steps out (e.g. ctest in a second session on one build).
 # Dependencies that are not installed system-wide (Highway, GoogleTest) can be given through
 # CMAKE_PREFIX_PATH. Exits non-zero if any step failed, after running them all.
 set -uo pipefail
@@ -21,6 +22,7 @@ PY="${PYTHON:-python3}"
 status=0
 step() {  # step NAME COMMAND...: runs it, logs to RESULTS/NAME.log, records a failure
   local name="$1"; shift
+  if [[ ",${LOCKSTEP_SKIP:-}," == *",$name,"* ]]; then echo "== $name: skipped (LOCKSTEP_SKIP)"; return; fi
   echo "== $name: $*"
   local t0=$SECONDS
   if "$@" >"$RESULTS/$name.log" 2>&1; then echo "== $name: ok ($((SECONDS - t0)) s)"
