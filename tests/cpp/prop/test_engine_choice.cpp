@@ -48,7 +48,8 @@ TEST(EngineChoice, HostEngineRunsTheGnlse) {
   std::vector<const lp::Config*> configs{&c};
   auto engine = lp::make_gnlse_engine(configs, lp::tableau(c.stepping.scheme), {});
   // One engine through several runs of 3 steps (as the CLI's checkpointed chunks): the same
-  // steps and statistics as one run, the field equal to rounding.
+  // steps as one run, step lengths and field equal to rounding (not bit for bit: observed
+  // on one machine, the last bits differ).
   lp::Member* m = &b[0];
   lp::RunOptions chunk;
   chunk.max_steps = 3;
@@ -56,7 +57,9 @@ TEST(EngineChoice, HostEngineRunsTheGnlse) {
   for (; !b[0].finished() && runs < 1000; ++runs) lp::run_lockstep(std::span<lp::Member* const>(&m, 1), *engine, chunk);
   EXPECT_GT(runs, 1);
   EXPECT_EQ(a[0].ledger().accepted_steps, b[0].ledger().accepted_steps);
-  EXPECT_EQ(a[0].statistics().dz, b[0].statistics().dz);
+  ASSERT_EQ(a[0].statistics().dz.size(), b[0].statistics().dz.size());
+  for (std::size_t k = 0; k < a[0].statistics().dz.size(); ++k)
+    EXPECT_NEAR(b[0].statistics().dz[k], a[0].statistics().dz[k], 1e-12 * a[0].statistics().dz[k]);
   double d = 0, s = 0;
   for (std::size_t k = 0; k < a[0].spectrum().size(); ++k) {
     d += std::norm(a[0].spectrum()[k] - b[0].spectrum()[k]);
