@@ -63,8 +63,10 @@ def write(path, text):
 
 
 def soliton_p0():
+    """P0 of the fundamental soliton, a Python float (so that repr() writes a plain number in a
+    recipe, also under NumPy 2)."""
     t0 = 50e-15 / (2 * np.arccosh(np.sqrt(2)))
-    return 11.83e-27 / (0.11 * t0**2)
+    return float(11.83e-27 / (0.11 * t0**2))
 
 
 def test_result_file_layout_and_physics(tmp_path):
