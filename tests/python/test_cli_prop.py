@@ -201,6 +201,10 @@ def test_ensemble_scan_batched_equals_reference(tmp_path):
     (["prop", "run", "missing.toml"], "missing.toml"),
     (["prop", "run", "--evaluation", "fast"], "evaluation"),
     (["prop", "resume", "{notfile}"], "notfile"),
+    (["prop", "run", "--device", "gpu"], "--device"),
+    (["prop", "run", "--precision", "f16"], "--precision"),
+    (["prop", "run", "{one}", "--precision", "f32"], "CUDA only"),
+    (["prop", "run", "--device", "cuda", "--evaluation", "reference"], "CPU only"),
 ])
 def test_bad_input(tmp_path, args, message):
     files = {
@@ -235,3 +239,20 @@ def test_replayed_schedule(tmp_path):
     other = write(tmp_path / "long.toml", SOLITON.format(p0=repr(p0)).replace('"1 cm"', '"2 cm"'))
     r = run("prop", "run", other, "-o", str(tmp_path / "c"), "--replay", str(tmp_path / "a" / "n2.h5"))
     assert r.returncode == 2 and "fibre is 0.02 m long" in r.stderr
+
+
+def test_device_cuda_runs_or_says_why_not(tmp_path):
+    """`prop run --device cuda`: where CUDA cannot run (a build without it, or no visible GPU, as
+    in CI) a clear error and exit status 1 before any file is written; where it can, the run
+    writes the same file as on the CPU and the two fields agree."""
+    recipe = write(tmp_path / "soliton.toml", SOLITON.format(p0=repr(soliton_p0())))
+    r = run("prop", "run", recipe, "-o", str(tmp_path / "gpu"), "--device", "cuda", "--quiet", "--no-plots")
+    if r.returncode != 0:
+        assert r.returncode == 1, (r.returncode, r.stderr)
+        assert "CUDA" in r.stderr and "Traceback" not in r.stderr and "terminate" not in r.stderr
+        assert not (tmp_path / "gpu").exists() or not any((tmp_path / "gpu").iterdir())
+        return
+    assert run("prop", "run", recipe, "-o", str(tmp_path / "cpu"), "--quiet", "--no-plots").returncode == 0
+    gpu, _, _ = final_field(tmp_path / "gpu" / "soliton.h5")
+    cpu, _, _ = final_field(tmp_path / "cpu" / "soliton.h5")
+    assert np.max(np.abs(gpu - cpu)) <= 1e-9 * np.max(np.abs(cpu))
