@@ -1,5 +1,6 @@
 // CUDA benchmark of the propagation engine: Dudley members (shot noise, 2^13 points) on a
-// fixed RK4IP schedule and adaptive DP5(4)-IP, for several batch sizes: member-steps per second,
+// fixed RK4IP schedule and adaptive DP5(4)-IP, for several batch sizes, with N evaluated by one
+// block per member ("block") and by batched cuFFT plans ("cufft"): member-steps per second,
 // the time the same transforms take alone (the floor: batched cuFFT plans made as the engine
 // makes them, timed with CUDA events) and the ratio floor / measured. Also the float32 error
 // against float64 on the whole Dudley case.
@@ -111,7 +112,7 @@ FftTimes time_transforms(std::int64_t n, std::int64_t members) {
 
 // Times `steps` accepted steps of `members` members after two warm-up steps.
 std::string time_scheme(const char* name, lp::Scheme scheme, std::int64_t members, std::int64_t steps,
-                        const FftTimes& fft) {
+                        const FftTimes& fft, bool block_nonlinear) {
   std::vector<lp::Config> configs;
   for (std::int64_t i = 0; i < members; ++i) configs.push_back(dudley(scheme, 1 + static_cast<std::uint64_t>(i)));
   std::vector<lp::Member> batch;
@@ -120,7 +121,10 @@ std::string time_scheme(const char* name, lp::Scheme scheme, std::int64_t member
   for (const auto& c : configs) batch.emplace_back(c, lp::initial_spectrum(c.pulse, lp::Grid(c.grid)));
   for (auto& m : batch) pointers.push_back(&m);
   for (const auto& c : configs) config_pointers.push_back(&c);
-  auto engine = lp::make_gnlse_engine(config_pointers, lp::tableau(scheme), {lockstep::Device::cuda});
+  lp::EngineOptions options;
+  options.device = lockstep::Device::cuda;
+  options.block_nonlinear = block_nonlinear;
+  auto engine = lp::make_gnlse_engine(config_pointers, lp::tableau(scheme), options);
   lp::RunOptions warm, timed;
   warm.max_steps = 2;
   timed.max_steps = steps;
@@ -137,14 +141,15 @@ std::string time_scheme(const char* name, lp::Scheme scheme, std::int64_t member
   const double floor = static_cast<double>(evaluations) * fft.evaluation + static_cast<double>(accepted) * fft.complex;
   const double rate = static_cast<double>(members * accepted) / seconds;
   std::ostringstream o;
-  o << "{\"scheme\": \"" << name << "\", \"accepted_steps\": " << accepted
+  o << "{\"scheme\": \"" << name << "\", \"nonlinear\": \"" << (block_nonlinear ? "block" : "cufft")
+    << "\", \"accepted_steps\": " << accepted
     << ", \"rejected_steps\": " << after.rejected_steps - before.rejected_steps
     << ", \"evaluations_per_member\": " << evaluations << ", \"seconds\": " << seconds
     << ", \"member_steps_per_s\": " << rate << ", \"fft_floor_s\": " << floor
     << ", \"floor_member_steps_per_s\": " << static_cast<double>(members * accepted) / floor
     << ", \"ratio_to_floor\": " << floor / seconds << "}";
-  std::printf("  %-6s %5lld members: %8.4f s for %lld steps, %.4g member-steps/s, FFT floor %.4f s (ratio %.2f)\n",
-              name, static_cast<long long>(members), seconds, static_cast<long long>(accepted), rate, floor,
+  std::printf("  %-6s %-5s %5lld members: %8.4f s for %lld steps, %.4g member-steps/s, FFT floor %.4f s (ratio %.2f)\n",
+              name, block_nonlinear ? "block" : "cufft", static_cast<long long>(members), seconds, static_cast<long long>(accepted), rate, floor,
               floor / seconds);
   std::fflush(stdout);
   return o.str();
@@ -188,10 +193,12 @@ int main(int argc, char** argv) {
     // little: ≥ 0.2 s of stepping at every size.
     const std::int64_t steps = std::max<std::int64_t>(50, std::min<std::int64_t>(400, 200000 / m));
     json << "    {\"members\": " << m << ", \"fft_evaluation_s\": " << fft.evaluation
-         << ", \"fft_complex_s\": " << fft.complex << ",\n     \"rk4ip\": "
-         << time_scheme("rk4ip", lp::Scheme::rk4ip, m, steps, fft) << ",\n     \"dp54ip\": "
-         << time_scheme("dp54ip", lp::Scheme::dp54ip, m, steps, fft) << "}" << (i + 1 < sizes.size() ? "," : "")
-         << "\n";
+         << ", \"fft_complex_s\": " << fft.complex;
+    for (const bool block : {true, false})
+      json << ",\n     \"rk4ip_" << (block ? "block" : "cufft") << "\": "
+           << time_scheme("rk4ip", lp::Scheme::rk4ip, m, steps, fft, block) << ",\n     \"dp54ip_"
+           << (block ? "block" : "cufft") << "\": " << time_scheme("dp54ip", lp::Scheme::dp54ip, m, steps, fft, block);
+    json << "}" << (i + 1 < sizes.size() ? "," : "") << "\n";
   }
   const double f32 = float32_error();
   std::printf("float32 against float64, Dudley case: final spectrum relative L2 difference %.3g\n", f32);

@@ -3,9 +3,11 @@
 //
 // The batch's fields live on the device as (members × points) arrays. Each stage input is one
 // fused element-wise kernel (the interaction-picture combination of stepper.hpp, exponentials
-// per group of members sharing L(ω)); each evaluation of N is one batched cuFFT plan over all
-// members plus three element-wise kernels (intensity, Kerr + Raman product, the iγs(ω) factor)
-// and, with Raman, a batched real transform pair around the H_R product; each member's error
+// per group of members sharing L(ω)); each evaluation of N is one kernel with a thread block
+// per member doing the whole operator in shared memory (block_nonlinear.hpp: the field read and
+// N written once) where the grid fits, else one batched cuFFT plan over all members plus three
+// element-wise kernels (intensity, Kerr + Raman product, the iγs(ω) factor) and, with Raman, a
+// batched real transform pair around the H_R product; each member's error
 // norm is one block of a segmented reduction that forms the error estimate on the fly. A trial
 // copies 2 doubles per member back to the host (norm, finiteness), an acceptance 4 (the
 // measures); the fields cross only when planes are saved or the run ends.
@@ -25,11 +27,14 @@
 namespace lockstep::prop {
 
 /// The CUDA engine of `configs` (one member each, one grid), stepping with `tableau`, in
-/// `precision` (f64 or f32), on the current CUDA device. std::runtime_error when this build has
+/// `precision` (f64 or f32), on the current CUDA device. block_nonlinear: N evaluated by one
+/// thread block per member in shared memory (the field read and N written once) where the
+/// grid fits (2^k points, up to 2^13 in f64 and 2^14 in f32 with Raman), else, and with false,
+/// by batched cuFFT plans and element-wise kernels. std::runtime_error when this build has
 /// no CUDA or no device is visible, or when the device memory does not suffice (the message
 /// gives the bytes needed and free).
 std::unique_ptr<Engine> make_cuda_engine(std::span<const Config* const> configs, const Tableau& tableau,
-                                         DType precision = DType::f64);
+                                         DType precision = DType::f64, bool block_nonlinear = true);
 
 /// Device bytes the CUDA engine needs per member (select_batch's budget), counting each member's
 /// own exponentials and physics (a scan's worst case).

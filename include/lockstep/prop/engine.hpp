@@ -32,6 +32,9 @@ struct EngineOptions {
   DType precision = DType::f64;
   /// CPU threads (≤ 0: lockstep::num_threads()); the CPU engine only.
   int threads = 0;
+  /// CUDA only: N by one thread block per member where the grid fits (cuda_engine.hpp); false:
+  /// batched cuFFT plans.
+  bool block_nonlinear = true;
 };
 
 /// Working memory per member of the engine `options` selects (select_batch's budget): host

@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numbers>
 #include <utility>
 #include <vector>
 
+#include "block_nonlinear.hpp"
 #include "launch.hpp"
 #include "lockstep/core/backend.hpp"
 #include "lockstep/core/error.hpp"
@@ -143,7 +145,7 @@ class CudaEngine final : public Engine {
   using Cx = cuda::C<R>;
 
  public:
-  CudaEngine(std::span<const Config* const> configs, const Tableau& tableau);
+  CudaEngine(std::span<const Config* const> configs, const Tableau& tableau, bool block_nonlinear);
   ~CudaEngine() override { cudaStreamDestroy(stream_); }
 
   const Tableau& tableau() const override { return tableau_; }
@@ -183,6 +185,12 @@ class CudaEngine final : public Engine {
   std::int64_t m_, n_, groups_ = 0;
   cudaStream_t stream_ = nullptr;
   bool raman_ = false, frequency_windows_ = false, time_windows_ = false;
+  // N by one block per member (block_nonlinear.hpp) when the grid fits shared memory; else
+  // cuFFT plans and element-wise kernels.
+  bool block_ = false;
+  int log2n_ = 0;
+  std::int64_t block_shared_ = 0;
+  DeviceArray<Cx> twiddle_;  // e^{−2πik/n}, k < n/2
 
   // Per member
   DeviceArray<int> group_;
@@ -217,7 +225,7 @@ class CudaEngine final : public Engine {
 };
 
 template <class R>
-CudaEngine<R>::CudaEngine(std::span<const Config* const> configs, const Tableau& tableau)
+CudaEngine<R>::CudaEngine(std::span<const Config* const> configs, const Tableau& tableau, bool block_nonlinear)
     : tableau_(tableau),
       plan_(tableau),
       grid_(first_grid(configs)),
@@ -336,8 +344,20 @@ CudaEngine<R>::CudaEngine(std::span<const Config* const> configs, const Tableau&
     n_rows_.push_back(stage_values_.get() + j * total());
     k_rows_.push_back(k_values_.get() + j * total());
   }
-  c2c_ = std::make_unique<FftPlan>(Fft<R>::c2c, n_, m_, stream_);
-  if (raman_) {
+  if (block_nonlinear && block::fits<R>(n_, raman_, cuda::block_shared_memory_limit())) {
+    block_ = true;
+    while ((std::int64_t{1} << log2n_) < n_) ++log2n_;
+    block_shared_ = (raman_ ? n_ + n_ / 2 : n_) * static_cast<std::int64_t>(sizeof(Cx));
+    std::vector<Cx> twiddle;
+    for (std::int64_t k = 0; k < n_ / 2; ++k) {
+      const double phase = -2 * std::numbers::pi * static_cast<double>(k) / static_cast<double>(n_);
+      twiddle.push_back({static_cast<R>(std::cos(phase)), static_cast<R>(std::sin(phase))});
+    }
+    twiddle_ = DeviceArray<Cx>(n_ / 2);
+    twiddle_.upload(twiddle);
+  }
+  c2c_ = std::make_unique<FftPlan>(Fft<R>::c2c, n_, m_, stream_);  // windows, measures (and N without blocks)
+  if (raman_ && !block_) {
     intensity_ = DeviceArray<R>(total());
     half_spectrum_ = DeviceArray<Cx>(m_ * half);
     r2c_ = std::make_unique<FftPlan>(Fft<R>::r2c, n_, m_, stream_);
@@ -426,6 +446,11 @@ void CudaEngine<R>::update_exponentials(double h) {
 
 template <class R>
 void CudaEngine<R>::evaluate(Cx* in, Cx* out) {
+  if (block_) {
+    cuda::block_nonlinear<R>(in, out, gamma_shock_.get(), raman_ ? raman_response_.get() : nullptr, group_.get(),
+                             kerr_.get(), raman_coefficient_.get(), twiddle_.get(), log2n_, m_, block_shared_, stream_);
+    return;
+  }
   Fft<R>::complex(c2c_->get(), in, time_.get(), CUFFT_FORWARD);  // a = n·A
   const R* r = nullptr;
   if (raman_) {
@@ -632,9 +657,9 @@ std::int64_t cuda_free_memory() {
 }
 
 std::unique_ptr<Engine> make_cuda_engine(std::span<const Config* const> configs, const Tableau& tableau,
-                                         DType precision) {
-  if (precision == DType::f32) return std::make_unique<CudaEngine<float>>(configs, tableau);
-  if (precision == DType::f64) return std::make_unique<CudaEngine<double>>(configs, tableau);
+                                         DType precision, bool block_nonlinear) {
+  if (precision == DType::f32) return std::make_unique<CudaEngine<float>>(configs, tableau, block_nonlinear);
+  if (precision == DType::f64) return std::make_unique<CudaEngine<double>>(configs, tableau, block_nonlinear);
   invalid_argument(kWhere, "precision must be f32 or f64");
 }
 

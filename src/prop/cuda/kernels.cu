@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "block_nonlinear.hpp"
 #include "launch.hpp"
 
 namespace lockstep::prop::cuda {
@@ -220,6 +221,37 @@ measures_kernel(const C<R>* y, const C<R>* a, const double* omega, double omega0
   }
 }
 
+// The block-wide barrier of NonlinearBlock::evaluate.
+struct BlockBarrier {
+  __host__ __device__ void operator()() const {
+#if defined(__CUDA_ARCH__)
+    __syncthreads();
+#endif
+  }
+};
+
+template <class R>
+__global__ void __launch_bounds__(1024)
+block_nonlinear_kernel(const C<R>* in, C<R>* out, const R* gamma_shock, const C<R>* raman, const int* group,
+                       const R* kerr, const R* raman_weight, const C<R>* twiddle, int log2n) {
+  using B = block::Complex2<R>;
+  extern __shared__ __align__(16) unsigned char shared[];
+  const std::int64_t n = std::int64_t{1} << log2n, m = blockIdx.x;
+  const int g = group[m];
+  B* a = reinterpret_cast<B*>(shared);
+  block::NonlinearBlock<R> b{reinterpret_cast<const B*>(in + m * n),
+                             reinterpret_cast<B*>(out + m * n),
+                             gamma_shock + g * n,
+                             raman ? reinterpret_cast<const B*>(raman + g * (n / 2 + 1)) : nullptr,
+                             kerr[m],
+                             raman_weight[m],
+                             reinterpret_cast<const B*>(twiddle),
+                             log2n,
+                             a,
+                             a + n};
+  b.evaluate(static_cast<int>(threadIdx.x), static_cast<int>(blockDim.x), BlockBarrier{});
+}
+
 namespace {
 constexpr int kThreads = 256;
 
@@ -289,6 +321,26 @@ void measures(const C<R>* y, const C<R>* a, const double* omega, double omega0, 
                                                                                      out, n);
 }
 
+template <class R>
+void block_nonlinear(const C<R>* in, C<R>* out, const R* gamma_shock, const C<R>* raman, const int* group,
+                     const R* kerr, const R* raman_weight, const C<R>* twiddle, int log2n, std::int64_t members,
+                     std::int64_t shared_bytes, cudaStream_t stream) {
+  // Granted once per precision (the attribute belongs to the kernel, not to a launch).
+  static const cudaError_t granted = cudaFuncSetAttribute(
+      block_nonlinear_kernel<R>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(block_shared_memory_limit()));
+  (void)granted;  // a failure shows as the launch's error
+  const int threads = static_cast<int>(std::min<std::int64_t>(1024, (std::int64_t{1} << log2n) / 2));
+  block_nonlinear_kernel<R><<<static_cast<unsigned>(members), threads, static_cast<std::size_t>(shared_bytes), stream>>>(
+      in, out, gamma_shock, raman, group, kerr, raman_weight, twiddle, log2n);
+}
+
+std::int64_t block_shared_memory_limit() {
+  int device = 0, bytes = 0;
+  cudaGetDevice(&device);
+  cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+  return bytes;
+}
+
 #define LOCKSTEP_PROP_LAUNCHERS(R)                                                                                    \
   template void combine<R>(const Combination<R>&, const int*, C<R>*, std::int64_t, std::int64_t, cudaStream_t);     \
   template void exponentials<R>(const double2*, const Exponents&, C<R>*, std::int64_t, std::int64_t, cudaStream_t); \
@@ -302,7 +354,9 @@ void measures(const C<R>* y, const C<R>* a, const double* omega, double omega0, 
   template void norms<R>(const Combination<R>&, bool, const int*, const C<R>*, const C<R>*, const int*,             \
                          const double*, const double*, double*, std::int64_t, std::int64_t, cudaStream_t);          \
   template void measures<R>(const C<R>*, const C<R>*, const double*, double, double, double, double*, std::int64_t, \
-                            std::int64_t, cudaStream_t);
+                            std::int64_t, cudaStream_t);                                                       \
+  template void block_nonlinear<R>(const C<R>*, C<R>*, const R*, const C<R>*, const int*, const R*, const R*,       \
+                                   const C<R>*, int, std::int64_t, std::int64_t, cudaStream_t);
 LOCKSTEP_PROP_LAUNCHERS(float)
 LOCKSTEP_PROP_LAUNCHERS(double)
 

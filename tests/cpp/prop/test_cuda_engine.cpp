@@ -92,6 +92,7 @@ std::vector<std::vector<Complex>> read(lp::Engine& e, bool dense, double theta =
 struct TrialCase {
   lp::Scheme scheme;
   DType precision;
+  bool block_nonlinear;  // N in one block per member, or by cuFFT plans
 };
 
 class CudaTrial : public ::testing::TestWithParam<TrialCase> {};
@@ -99,11 +100,11 @@ class CudaTrial : public ::testing::TestWithParam<TrialCase> {};
 // Two steps (the second with FSAL, windows applied in between) on both engines: norms,
 // finiteness, evaluations, solutions, dense output and measures agree.
 TEST_P(CudaTrial, MatchesHostEngine) {
-  const auto [scheme, precision] = GetParam();
+  const auto [scheme, precision, block_nonlinear] = GetParam();
   Batch b(mixed_configs(scheme));
   const lp::Tableau& tableau = lp::tableau(scheme);
   auto host = lp::make_gnlse_engine(b.pointers, tableau, {lockstep::Device::cpu, DType::f64, 0});
-  auto cuda = lp::make_gnlse_engine(b.pointers, tableau, {lockstep::Device::cuda, precision, 0});
+  auto cuda = lp::make_gnlse_engine(b.pointers, tableau, {lockstep::Device::cuda, precision, 0, block_nonlinear});
   for (std::size_t i = 0; i < b.configs.size(); ++i) {
     host->load(static_cast<std::int64_t>(i), b.spectra[i].data(), b.control(i));
     cuda->load(static_cast<std::int64_t>(i), b.spectra[i].data(), b.control(i));
@@ -154,11 +155,14 @@ TEST_P(CudaTrial, MatchesHostEngine) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Schemes, CudaTrial,
-                         ::testing::Values(TrialCase{lp::Scheme::rk4ip, DType::f64},
-                                           TrialCase{lp::Scheme::erk43ip, DType::f64},
-                                           TrialCase{lp::Scheme::dp54ip, DType::f64},
-                                           TrialCase{lp::Scheme::rk4ip, DType::f32},
-                                           TrialCase{lp::Scheme::dp54ip, DType::f32}));
+                         ::testing::Values(TrialCase{lp::Scheme::rk4ip, DType::f64, true},
+                                           TrialCase{lp::Scheme::erk43ip, DType::f64, true},
+                                           TrialCase{lp::Scheme::dp54ip, DType::f64, true},
+                                           TrialCase{lp::Scheme::rk4ip, DType::f32, true},
+                                           TrialCase{lp::Scheme::dp54ip, DType::f32, true},
+                                           TrialCase{lp::Scheme::rk4ip, DType::f64, false},
+                                           TrialCase{lp::Scheme::dp54ip, DType::f64, false},
+                                           TrialCase{lp::Scheme::dp54ip, DType::f32, false}));
 
 TEST(CudaEngine, RefusesPerMemberEvaluation) {
   Batch b(mixed_configs(lp::Scheme::rk4ip));
