@@ -5,7 +5,8 @@
 // global memory between every transform and element-wise pass: about 14 rows of traffic per
 // evaluation against 2 here.)
 //
-// Transforms: radix-2 decimation in time over bit-reversed input, unnormalised, in the
+// Transforms: radix-2 decimation in time over bit-reversed input (stages fused in pairs),
+// unnormalised, in the
 // convention of grid.hpp (to time: e^{−i}, FFTW_FORWARD; to spectrum: e^{+i}). The intensity
 // r (n reals) is packed as z_m = r_{2m} + i·r_{2m+1} and transformed at n/2 points; its
 // spectrum X_k (k ≤ n/2) is unpacked, multiplied by conj(H_R) as the host's real transform
@@ -134,18 +135,46 @@ struct NonlinearBlock {
   }
 
   // The radix-2 stages of a transform of 2^bits points over bit-reversed x (inverse: e^{+i}),
-  // each stage followed by a barrier. Twiddles of the full n-point table: e^{∓2πij/(2h)} =
-  // twiddle[j·n/(2h)].
+  // two stages per pass where they pair up (each thread keeps the four values of both stages in
+  // registers: the same arithmetic, half the shared-memory traffic and barriers), each pass
+  // followed by a barrier. Twiddles of the full n-point table: e^{∓2πij/(2h)} = twiddle[j·n/(2h)].
   template <class Barrier>
   LOCKSTEP_HD void transform(C* x, int bits, bool inverse, int tid, int threads, Barrier&& barrier) const {
-    const unsigned butterflies = 1u << (bits - 1);
-    for (int s = 0; s < bits; ++s) {
-      const unsigned h = 1u << s, stride = 1u << (log2n - 1 - s);
-      for (unsigned b = tid; b < butterflies; b += threads) {
+    auto twiddle_at = [&](unsigned index) {
+      const C w = twiddle[index];
+      return inverse ? conj(w) : w;
+    };
+    int s = 0;
+    for (; s + 1 < bits; s += 2) {
+      const unsigned h = 1u << s, stride = 1u << (log2n - 1 - s), quads = 1u << (bits - 2);
+      for (unsigned b = tid; b < quads; b += threads) {
+        const unsigned j = b & (h - 1), i0 = ((b >> s) << (s + 2)) | j;
+        C x0 = x[i0], x1 = x[i0 + h], x2 = x[i0 + 2 * h], x3 = x[i0 + 3 * h];
+        const C w = twiddle_at(j * stride), wa = twiddle_at(j * (stride / 2)), wb = twiddle_at((j + h) * (stride / 2));
+        C v = mul(x1, w);  // stage s: pairs (0, 1) and (2, 3)
+        x1 = sub(x0, v);
+        x0 = add(x0, v);
+        v = mul(x3, w);
+        x3 = sub(x2, v);
+        x2 = add(x2, v);
+        v = mul(x2, wa);  // stage s + 1: pairs (0, 2) and (1, 3)
+        x2 = sub(x0, v);
+        x0 = add(x0, v);
+        v = mul(x3, wb);
+        x3 = sub(x1, v);
+        x1 = add(x1, v);
+        x[i0] = x0;
+        x[i0 + h] = x1;
+        x[i0 + 2 * h] = x2;
+        x[i0 + 3 * h] = x3;
+      }
+      barrier();
+    }
+    if (s < bits) {  // an odd stage count: the last stage alone
+      const unsigned h = 1u << s, stride = 1u << (log2n - 1 - s), pairs = 1u << (bits - 1);
+      for (unsigned b = tid; b < pairs; b += threads) {
         const unsigned j = b & (h - 1), i0 = ((b >> s) << (s + 1)) | j, i1 = i0 + h;
-        C w = twiddle[j * stride];
-        if (inverse) w = conj(w);
-        const C u = x[i0], v = mul(x[i1], w);
+        const C u = x[i0], v = mul(x[i1], twiddle_at(j * stride));
         x[i0] = add(u, v);
         x[i1] = sub(u, v);
       }
