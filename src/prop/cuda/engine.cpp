@@ -50,6 +50,8 @@ class DeviceArray {
   ~DeviceArray() { cudaFree(data_); }
   T* get() const { return data_; }
   void upload(const std::vector<T>& host) {
+    if (static_cast<std::int64_t>(host.size()) != count_)
+      runtime_failure(kWhere, "an upload of ", host.size(), " values into ", count_);
     check(cudaMemcpy(data_, host.data(), sizeof(T) * host.size(), cudaMemcpyHostToDevice), "upload");
   }
 
