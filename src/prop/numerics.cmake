@@ -32,5 +32,6 @@ target_compile_options(lockstep_prop_cpu_bench PRIVATE -Wall -Wextra)
 if(_cuda)
   add_executable(lockstep_prop_cuda_bench EXCLUDE_FROM_ALL ${PROJECT_SOURCE_DIR}/bench/prop_cuda.cpp)
   target_link_libraries(lockstep_prop_cuda_bench PRIVATE lockstep_prop CUDA::cudart CUDA::cufft)
+  target_include_directories(lockstep_prop_cuda_bench PRIVATE ${PROJECT_SOURCE_DIR})  # src/prop/cuda/fft_plan.hpp
   target_compile_options(lockstep_prop_cuda_bench PRIVATE -Wall -Wextra)
 endif()
