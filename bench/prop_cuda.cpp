@@ -25,6 +25,7 @@
 #include "lockstep/prop/physics_problem.hpp"
 #include "lockstep/prop/pulse.hpp"
 #include "lockstep/prop/runner.hpp"
+#include "src/prop/cuda/fft_plan.hpp"
 
 namespace lp = lockstep::prop;
 using clock_type = std::chrono::steady_clock;
@@ -50,22 +51,14 @@ lp::Config dudley(lp::Scheme scheme, std::uint64_t seed) {
 }
 
 // Seconds per call of the transforms of one N evaluation (two complex, one real pair) and of
-// one complex transform, batched over `members` rows of n points, as the engine plans them.
+// one complex transform, batched over `members` rows of n points, with the engine's plans.
 struct FftTimes {
   double evaluation, complex;
 };
 FftTimes time_transforms(std::int64_t n, std::int64_t members) {
-  auto plan = [&](cufftType type) {
-    cufftHandle p;
-    check(cufftCreate(&p) == CUFFT_SUCCESS, "cufftCreate");
-    long long size = n;
-    const long long in = type == CUFFT_Z2D ? n / 2 + 1 : n, out = type == CUFFT_D2Z ? n / 2 + 1 : n;
-    std::size_t work = 0;
-    check(cufftMakePlanMany64(p, 1, &size, nullptr, 1, in, nullptr, 1, out, type, members, &work) == CUFFT_SUCCESS,
-          "cufftMakePlanMany64");
-    return p;
-  };
-  const cufftHandle z2z = plan(CUFFT_Z2Z), d2z = plan(CUFFT_D2Z), z2d = plan(CUFFT_Z2D);
+  const lp::cuda::FftPlan z2z_plan(CUFFT_Z2Z, n, members, nullptr), d2z_plan(CUFFT_D2Z, n, members, nullptr),
+      z2d_plan(CUFFT_Z2D, n, members, nullptr);
+  const cufftHandle z2z = z2z_plan.get(), d2z = d2z_plan.get(), z2d = z2d_plan.get();
   double2 *a = nullptr, *b = nullptr, *h = nullptr;
   double* r = nullptr;
   const auto rows = static_cast<std::size_t>(n * members);
@@ -98,9 +91,6 @@ FftTimes time_transforms(std::int64_t n, std::int64_t members) {
   });
   t.complex = timed([&] { cufftExecZ2Z(z2z, b, a, CUFFT_FORWARD); });
   check(cudaGetLastError() == cudaSuccess, "transforms");
-  cufftDestroy(z2z);
-  cufftDestroy(d2z);
-  cufftDestroy(z2d);
   cudaFree(a);
   cudaFree(b);
   cudaFree(r);

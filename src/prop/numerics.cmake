@@ -15,6 +15,7 @@ target_link_libraries(lockstep_prop PUBLIC lockstep_core)
 # The CUDA engine (cuda/engine.cpp over cuFFT and the kernels of cuda/kernels.cu), or its stub without CUDA.
 if(_cuda)
   target_sources(lockstep_prop PRIVATE cuda/engine.cpp cuda/kernels.cu)
+  target_include_directories(lockstep_prop PRIVATE ${PROJECT_SOURCE_DIR})  # src/core/hd.hpp
   target_link_libraries(lockstep_prop PRIVATE CUDA::cudart CUDA::cufft)
 else()
   target_sources(lockstep_prop PRIVATE cuda/no_cuda.cpp)
@@ -32,5 +33,6 @@ target_compile_options(lockstep_prop_cpu_bench PRIVATE -Wall -Wextra)
 if(_cuda)
   add_executable(lockstep_prop_cuda_bench EXCLUDE_FROM_ALL ${PROJECT_SOURCE_DIR}/bench/prop_cuda.cpp)
   target_link_libraries(lockstep_prop_cuda_bench PRIVATE lockstep_prop CUDA::cudart CUDA::cufft)
+  target_include_directories(lockstep_prop_cuda_bench PRIVATE ${PROJECT_SOURCE_DIR})  # src/prop/cuda/fft_plan.hpp
   target_compile_options(lockstep_prop_cuda_bench PRIVATE -Wall -Wextra)
 endif()

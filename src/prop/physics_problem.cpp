@@ -18,16 +18,25 @@ const GridConfig& first_grid(std::span<const Config* const> configs) {
 }
 }  // namespace
 
-PhysicsProblem::PhysicsProblem(std::span<const Config* const> configs, int threads)
-    : grid_(first_grid(configs)) {
+BatchPhysics make_batch_physics(std::span<const Config* const> configs) {
+  BatchPhysics batch{Grid(first_grid(configs)), {}, {}};
   const GridConfig& g = configs[0]->grid;
   for (std::size_t i = 0; i < configs.size(); ++i) {
     const Config* c = configs[i];
     if (c == nullptr) invalid_argument(kWhere, "member ", i, " has no configuration");
-    if (c->grid != g)
-      invalid_argument(kWhere, "member ", i, " has another grid than member 0");
-    physics_.push_back(make_physics(*c, grid_));
-    windows_.push_back(make_windows(c->window, grid_));
+    if (c->grid != g) invalid_argument(kWhere, "member ", i, " has another grid than member 0");
+    batch.physics.push_back(make_physics(*c, batch.grid));
+    batch.windows.push_back(make_windows(c->window, batch.grid));
+  }
+  return batch;
+}
+
+PhysicsProblem::PhysicsProblem(std::span<const Config* const> configs, int threads)
+    : PhysicsProblem(make_batch_physics(configs), threads) {}
+
+PhysicsProblem::PhysicsProblem(BatchPhysics batch, int threads)
+    : grid_(std::move(batch.grid)), physics_(std::move(batch.physics)), windows_(std::move(batch.windows)) {
+  for (std::size_t i = 0; i < physics_.size(); ++i) {
     transforms_.push_back(std::make_unique<SpectralTransform>(grid_.size()));
     fields_.emplace_back(static_cast<std::size_t>(grid_.size()));
   }

@@ -10,6 +10,7 @@
 #include "lockstep/core/error.hpp"
 #include "lockstep/core/parallel.hpp"
 #include "src/qkan/activation_math.hpp"
+#include "src/qkan/loss_math.hpp"
 
 namespace lockstep::qkan {
 
@@ -121,15 +122,6 @@ std::int64_t chunk_count(const Model& m, std::int64_t B) {
   return std::clamp<std::int64_t>(std::min(B, B * edges / kMinChunkCircuits), 1, num_threads());
 }
 std::int64_t chunk_begin(std::int64_t c, std::int64_t chunks, std::int64_t B) { return B * c / chunks; }
-
-Options solver_options(const Model& m) {
-  Options opt;
-  opt.ansatz = m.options.ansatz;
-  opt.reps = m.reps;
-  opt.preacts_trainable = m.options.preacts_trainable;
-  opt.fast_measure = m.options.fast_measure;
-  return opt;
-}
 
 void check_batch(const Model& m, std::span<const double> x, std::int64_t B) {
   if (m.widths.size() < 2 || m.layers.size() + 1 != m.widths.size())
@@ -268,26 +260,11 @@ void chunk_forward(const Model& m, const Buffers<T>& buf, typename Buffers<T>::C
 /// when gy is given, its gradient divided by `n` (the loss is the terms' sum over n).
 template <class T>
 double row_loss(const T* y, const double* t, std::int64_t O, Loss kind, double n, T* gy, std::int64_t row) {
-  if (kind == Loss::mse) {
-    const double slope = 2 / n;
-    double s = 0;
-    for (std::int64_t o = 0; o < O; ++o) {
-      const double d = double(y[o]) - t[o];
-      s += d * d;
-      if (gy) gy[o] = static_cast<T>(slope * d);
-    }
-    return s;
-  }
+  if (kind == Loss::mse) return detail::mse_row(y, t, O, n, gy);
   const double c = t[0];
   if (!(c >= 0 && c < double(O) && c == std::floor(c)))
     invalid_argument(kWhere, "cross-entropy target ", c, " of row ", row, " is not a class index in [0, ", O, ")");
-  const std::int64_t target = static_cast<std::int64_t>(c);
-  const double mx = *std::max_element(y, y + O);
-  double z = 0;
-  for (std::int64_t o = 0; o < O; ++o) z += std::exp(double(y[o]) - mx);
-  if (gy)
-    for (std::int64_t o = 0; o < O; ++o) gy[o] = static_cast<T>((std::exp(double(y[o]) - mx) / z - (o == target ? 1 : 0)) / n);
-  return mx + std::log(z) - double(y[target]);
+  return detail::cross_entropy_row(y, static_cast<std::int64_t>(c), O, n, gy);
 }
 
 /// row_loss over `rows` rows of outputs y and targets t into terms[0, rows) and gy, the loss
@@ -441,6 +418,15 @@ double loss_and_gradient_in(const Model& m, std::span<const double> x, std::span
 }
 
 }  // namespace
+
+Options solver_options(const Model& m) {
+  Options opt;
+  opt.ansatz = m.options.ansatz;
+  opt.reps = m.reps;
+  opt.preacts_trainable = m.options.preacts_trainable;
+  opt.fast_measure = m.options.fast_measure;
+  return opt;
+}
 
 Loss parse_loss(std::string_view name) {
   if (name == "mse") return Loss::mse;

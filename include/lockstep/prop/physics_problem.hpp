@@ -19,6 +19,16 @@
 
 namespace lockstep::prop {
 
+/// The physics and windows of the members of one batch (one configuration each).
+struct BatchPhysics {
+  Grid grid;
+  std::vector<MemberPhysics> physics;
+  std::vector<Windows> windows;
+};
+/// Validates `configs` (at least one, none null, all on member 0's grid; std::invalid_argument
+/// naming the member) and builds each member's physics and windows on that grid.
+BatchPhysics make_batch_physics(std::span<const Config* const> configs);
+
 class PhysicsProblem : public Problem {
  public:
   /// The problems of `configs` (one member each), which must share one grid configuration.
@@ -39,6 +49,8 @@ class PhysicsProblem : public Problem {
   const MemberPhysics& physics(std::int64_t member) const;
 
  private:
+  PhysicsProblem(BatchPhysics batch, int threads);
+
   Grid grid_;
   std::vector<MemberPhysics> physics_;
   std::vector<const MemberPhysics*> pointers_;

@@ -81,6 +81,10 @@ class Workspace {
 std::vector<double> forward(const Model& model, std::span<const double> x, std::int64_t B,
                             Workspace* workspace = nullptr);
 
+/// The contracted solver's options for `model`'s layers (its ansatz, reps, encoding and
+/// measure; the legacy default stream): the CPU and the CUDA model evaluate through them.
+Options solver_options(const Model& model);
+
 /// The training losses, as torch's: mse is the mean of (y − target)² over all B·O values;
 /// cross_entropy the mean over rows of −log softmax(y)[target], targets class indices in [0, O).
 enum class Loss { mse, cross_entropy };

@@ -21,11 +21,7 @@
 
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define LOCKSTEP_HD __host__ __device__ __forceinline__
-#else
-#define LOCKSTEP_HD inline
-#endif
+#include "src/core/hd.hpp"
 
 namespace lockstep::prop::block {
 

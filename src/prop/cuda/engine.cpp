@@ -11,13 +11,13 @@
 #include <vector>
 
 #include "block_nonlinear.hpp"
+#include "fft_plan.hpp"
 #include "launch.hpp"
 #include "lockstep/core/backend.hpp"
 #include "lockstep/core/error.hpp"
 #include "lockstep/prop/cuda_engine.hpp"
 #include "lockstep/prop/grid.hpp"
-#include "lockstep/prop/physics.hpp"
-#include "lockstep/prop/pulse.hpp"
+#include "lockstep/prop/physics_problem.hpp"
 #include "lockstep/prop/stage_plan.hpp"
 
 namespace lockstep::prop {
@@ -84,32 +84,6 @@ class PinnedArray {
   T* data_ = nullptr;
 };
 
-/// A batched one-dimensional cuFFT plan of `batch` rows of n points, bound to `stream`.
-class FftPlan {
- public:
-  FftPlan(cufftType type, std::int64_t n, std::int64_t batch, cudaStream_t stream) {
-    check(cufftCreate(&plan_), "cufftCreate");
-    long long size = n;
-    const long long in_dist = type == CUFFT_Z2D || type == CUFFT_C2R ? n / 2 + 1 : n;
-    const long long out_dist = type == CUFFT_D2Z || type == CUFFT_R2C ? n / 2 + 1 : n;
-    std::size_t work = 0;
-    const cufftResult r = cufftMakePlanMany64(plan_, 1, &size, nullptr, 1, in_dist, nullptr, 1, out_dist, type,
-                                              batch, &work);
-    if (r != CUFFT_SUCCESS) {
-      cufftDestroy(plan_);
-      check(r, "cufftMakePlanMany64");
-    }
-    cufftSetStream(plan_, stream);
-  }
-  FftPlan(const FftPlan&) = delete;
-  FftPlan& operator=(const FftPlan&) = delete;
-  ~FftPlan() { cufftDestroy(plan_); }
-  cufftHandle get() const { return plan_; }
-
- private:
-  cufftHandle plan_ = 0;
-};
-
 // The transforms of one precision. FFTW_FORWARD (e^{−i}) is CUFFT_FORWARD, FFTW_BACKWARD
 // CUFFT_INVERSE; both unnormalised, as the host engine's.
 template <class R> struct Fft;
@@ -130,11 +104,6 @@ template <> struct Fft<float> {
   static void inverse_real(cufftHandle p, float2* in, float* out) { check(cufftExecC2R(p, in, out), "cufftExecC2R"); }
 };
 
-const GridConfig& first_grid(std::span<const Config* const> configs) {
-  if (configs.empty() || configs[0] == nullptr) invalid_argument(kWhere, "no member configurations");
-  return configs[0]->grid;
-}
-
 std::int64_t rows_per_member(const StagePlan& plan) {
   // y, candidate, A_I, stage input, time samples; N_j and k_j per stage; exponentials (one
   // per exponent plus the dense output's) and physics (L: 1, γs: ½, H_R: ½, windows: 1) per
@@ -147,7 +116,8 @@ class CudaEngine final : public Engine {
   using Cx = cuda::C<R>;
 
  public:
-  CudaEngine(std::span<const Config* const> configs, const Tableau& tableau, bool block_nonlinear);
+  CudaEngine(std::span<const Config* const> configs, const Tableau& tableau, bool block_nonlinear)
+      : CudaEngine(make_batch_physics(configs), tableau, block_nonlinear) {}
   ~CudaEngine() override { cudaStreamDestroy(stream_); }
 
   const Tableau& tableau() const override { return tableau_; }
@@ -165,6 +135,8 @@ class CudaEngine final : public Engine {
   void read_dense_output(double theta, std::span<Complex* const> rows) override;
 
  private:
+  CudaEngine(BatchPhysics batch, const Tableau& tableau, bool block_nonlinear);
+
   std::int64_t checked(std::int64_t member) const {
     if (member < 0 || member >= m_) invalid_argument(kWhere, "member ", member, " outside [0, ", m_, ")");
     return member;
@@ -214,7 +186,7 @@ class CudaEngine final : public Engine {
   std::vector<Cx*> n_rows_, k_rows_;  // per stage
   DeviceArray<R> intensity_;
   DeviceArray<Cx> half_spectrum_;
-  std::unique_ptr<FftPlan> c2c_, r2c_, c2r_;
+  std::unique_ptr<cuda::FftPlan> c2c_, r2c_, c2r_;
   // Results copied back
   DeviceArray<double> device_norms_, device_measures_;
   PinnedArray<double> norms_, measures_;
@@ -227,30 +199,27 @@ class CudaEngine final : public Engine {
 };
 
 template <class R>
-CudaEngine<R>::CudaEngine(std::span<const Config* const> configs, const Tableau& tableau, bool block_nonlinear)
+CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, bool block_nonlinear)
     : tableau_(tableau),
       plan_(tableau),
-      grid_(first_grid(configs)),
-      m_(static_cast<std::int64_t>(configs.size())),
+      grid_(std::move(batch.grid)),
+      m_(static_cast<std::int64_t>(batch.physics.size())),
       n_(grid_.size()) {
   if (!cuda_available()) runtime_failure(kWhere, "no CUDA device is visible");
   if (static_cast<int>(plan_.deltas.size()) > cuda::Exponents::kMax)
     invalid_argument(kWhere, tableau.name, " needs more exponentials than the engine supports");
   const int s = plan_.stages;
   // Physics per member, grouped by equal arrays (a shot-noise ensemble is one group).
-  std::vector<MemberPhysics> physics;
-  std::vector<Windows> windows;
+  const std::vector<MemberPhysics>& physics = batch.physics;
+  const std::vector<Windows>& windows = batch.windows;
   std::vector<int> group(static_cast<std::size_t>(m_));
   std::vector<std::int64_t> representative;
   std::vector<R> kerr, raman;
   std::vector<unsigned char> has_f, has_t;
   const double n = static_cast<double>(n_);
   for (std::int64_t i = 0; i < m_; ++i) {
-    const Config* c = configs[static_cast<std::size_t>(i)];
-    if (c == nullptr) invalid_argument(kWhere, "member ", i, " has no configuration");
-    if (c->grid != configs[0]->grid) invalid_argument(kWhere, "member ", i, " has another grid than member 0");
-    MemberPhysics p = make_physics(*c, grid_);
-    Windows w = make_windows(c->window, grid_);
+    const MemberPhysics& p = physics[static_cast<std::size_t>(i)];
+    const Windows& w = windows[static_cast<std::size_t>(i)];
     raman_ = raman_ || p.has_raman();
     kerr.push_back(static_cast<R>((1 - p.raman_fraction) / (n * n * n)));
     raman.push_back(static_cast<R>(p.raman_fraction / (n * n * n * n)));
@@ -268,8 +237,6 @@ CudaEngine<R>::CudaEngine(std::span<const Config* const> configs, const Tableau&
     }
     if (g == representative.size()) representative.push_back(i);
     group[static_cast<std::size_t>(i)] = static_cast<int>(g);
-    physics.push_back(std::move(p));
-    windows.push_back(std::move(w));
   }
   groups_ = static_cast<std::int64_t>(representative.size());
 
@@ -358,12 +325,12 @@ CudaEngine<R>::CudaEngine(std::span<const Config* const> configs, const Tableau&
     twiddle_ = DeviceArray<Cx>(n_ / 2);
     twiddle_.upload(twiddle);
   }
-  c2c_ = std::make_unique<FftPlan>(Fft<R>::c2c, n_, m_, stream_);  // windows, measures (and N without blocks)
+  c2c_ = std::make_unique<cuda::FftPlan>(Fft<R>::c2c, n_, m_, stream_);  // windows, measures (and N without blocks)
   if (raman_ && !block_) {
     intensity_ = DeviceArray<R>(total());
     half_spectrum_ = DeviceArray<Cx>(m_ * half);
-    r2c_ = std::make_unique<FftPlan>(Fft<R>::r2c, n_, m_, stream_);
-    c2r_ = std::make_unique<FftPlan>(Fft<R>::c2r, n_, m_, stream_);
+    r2c_ = std::make_unique<cuda::FftPlan>(Fft<R>::r2c, n_, m_, stream_);
+    c2r_ = std::make_unique<cuda::FftPlan>(Fft<R>::c2r, n_, m_, stream_);
   }
   device_norms_ = DeviceArray<double>(2 * m_);
   device_measures_ = DeviceArray<double>(4 * m_);

@@ -194,15 +194,6 @@ std::vector<LayerLayout> layout_of(const Model& m, std::size_t& n_params, std::s
   return layout;
 }
 
-Options solver_options(const Model& m) {
-  Options opt;
-  opt.ansatz = m.options.ansatz;
-  opt.reps = m.reps;
-  opt.preacts_trainable = m.options.preacts_trainable;
-  opt.fast_measure = m.options.fast_measure;
-  return opt;  // the legacy default stream
-}
-
 template <class T> ConstTensor in_view(const T* p, Shape shape) { return const_view<T>(p, std::move(shape), Device::cuda); }
 template <class T> MutTensor out_view(T* p, Shape shape) { return mut_view<T>(p, std::move(shape), Device::cuda); }
 
