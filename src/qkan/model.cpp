@@ -10,7 +10,6 @@
 #include "lockstep/core/error.hpp"
 #include "lockstep/core/parallel.hpp"
 #include "src/qkan/activation_math.hpp"
-#include "src/qkan/loss_math.hpp"
 
 namespace lockstep::qkan {
 
@@ -260,11 +259,26 @@ void chunk_forward(const Model& m, const Buffers<T>& buf, typename Buffers<T>::C
 /// when gy is given, its gradient divided by `n` (the loss is the terms' sum over n).
 template <class T>
 double row_loss(const T* y, const double* t, std::int64_t O, Loss kind, double n, T* gy, std::int64_t row) {
-  if (kind == Loss::mse) return detail::mse_row(y, t, O, n, gy);
+  if (kind == Loss::mse) {
+    const double slope = 2 / n;
+    double s = 0;
+    for (std::int64_t o = 0; o < O; ++o) {
+      const double d = double(y[o]) - t[o];
+      s += d * d;
+      if (gy) gy[o] = static_cast<T>(slope * d);
+    }
+    return s;
+  }
   const double c = t[0];
   if (!(c >= 0 && c < double(O) && c == std::floor(c)))
     invalid_argument(kWhere, "cross-entropy target ", c, " of row ", row, " is not a class index in [0, ", O, ")");
-  return detail::cross_entropy_row(y, static_cast<std::int64_t>(c), O, n, gy);
+  const std::int64_t target = static_cast<std::int64_t>(c);
+  const double mx = *std::max_element(y, y + O);
+  double z = 0;
+  for (std::int64_t o = 0; o < O; ++o) z += std::exp(double(y[o]) - mx);
+  if (gy)
+    for (std::int64_t o = 0; o < O; ++o) gy[o] = static_cast<T>((std::exp(double(y[o]) - mx) / z - (o == target ? 1 : 0)) / n);
+  return mx + std::log(z) - double(y[target]);
 }
 
 /// row_loss over `rows` rows of outputs y and targets t into terms[0, rows) and gy, the loss

@@ -205,7 +205,6 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, bool block
       grid_(std::move(batch.grid)),
       m_(static_cast<std::int64_t>(batch.physics.size())),
       n_(grid_.size()) {
-  if (!cuda_available()) runtime_failure(kWhere, "no CUDA device is visible");
   if (static_cast<int>(plan_.deltas.size()) > cuda::Exponents::kMax)
     invalid_argument(kWhere, tableau.name, " needs more exponentials than the engine supports");
   const int s = plan_.stages;
@@ -627,6 +626,8 @@ std::int64_t cuda_free_memory() {
 
 std::unique_ptr<Engine> make_cuda_engine(std::span<const Config* const> configs, const Tableau& tableau,
                                          DType precision, bool block_nonlinear) {
+  // Before anything of the members is built: without a device, that is the error to report.
+  if (!cuda_available()) runtime_failure(kWhere, "no CUDA device is visible");
   if (precision == DType::f32) return std::make_unique<CudaEngine<float>>(configs, tableau, block_nonlinear);
   if (precision == DType::f64) return std::make_unique<CudaEngine<double>>(configs, tableau, block_nonlinear);
   invalid_argument(kWhere, "precision must be f32 or f64");
