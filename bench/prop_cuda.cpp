@@ -113,7 +113,7 @@ std::string time_scheme(const char* name, lp::Scheme scheme, std::int64_t member
   for (const auto& c : configs) config_pointers.push_back(&c);
   lp::EngineOptions options;
   options.device = lockstep::Device::cuda;
-  options.block_nonlinear = block_nonlinear;
+  options.cuda.block_nonlinear = block_nonlinear;
   auto engine = lp::make_gnlse_engine(config_pointers, lp::tableau(scheme), options);
   lp::RunOptions warm, timed;
   warm.max_steps = 2;

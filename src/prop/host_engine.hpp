@@ -31,6 +31,7 @@ class HostEngine final : public Engine {
   FieldMeasures measures(std::int64_t member) override;
   void read_solutions(std::span<Complex* const> rows) override;
   void read_dense_output(double theta, std::span<Complex* const> rows) override;
+  void finish_reads() override {}  // the reads above are synchronous
 
  private:
   void check_rows(std::span<Complex* const> rows) const;

@@ -88,7 +88,7 @@ std::int64_t engine_bytes_per_member(const EngineOptions& options, const Tableau
 std::unique_ptr<Engine> make_gnlse_engine(std::span<const Config* const> configs, const Tableau& tableau,
                                           const EngineOptions& options) {
   if (options.device == Device::cuda)
-    return make_cuda_engine(configs, tableau, options.precision, options.block_nonlinear);
+    return make_cuda_engine(configs, tableau, options.precision, options.cuda);
   if (options.precision != DType::f64)
     invalid_argument(kWhere, "float32 propagation runs on CUDA only (the CPU engine is float64)");
   return std::make_unique<HostEngine>(tableau, std::make_unique<PhysicsProblem>(configs, options.threads));

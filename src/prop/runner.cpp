@@ -112,6 +112,7 @@ class LockstepRun {
     std::vector<Complex*> rows;
     for (std::int64_t i = 0; i < count_; ++i) rows.push_back(member(i).spectrum_.data());
     engine_.read_solutions(rows);
+    engine_.finish_reads();  // and every plane before them
   }
 
   // Computes the trial of every member and books its evaluations; returns the wall time.

@@ -28,6 +28,13 @@ StagePlan::StagePlan(const Tableau& tableau)
   for (int j = 0; j < s; ++j)
     if (k_needed[idx(j)] && tableau.c[idx(j)] != sigma) k_exponential[idx(j)] = delta_index(sigma - tableau.c[idx(j)]);
   if (sigma != 0) frame_exponential = delta_index(sigma);
+  n_needed.assign(idx(s), 0);
+  for (int j = 0; j < s; ++j) n_needed[idx(j)] = k_needed[idx(j)] && k_exponential[idx(j)] < 0;
+  if (fsal_stage) n_needed[idx(s - 1)] = 1;
+  for (const Consumer* c : {&solution, &error})
+    for (const Term& t : c->direct) n_needed[idx(t.stage)] = 1;
+  for (const Consumer& c : stage_inputs)
+    for (const Term& t : c.direct) n_needed[idx(t.stage)] = 1;
 }
 
 int StagePlan::delta_index(double delta) {

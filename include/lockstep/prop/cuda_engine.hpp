@@ -27,14 +27,15 @@
 namespace lockstep::prop {
 
 /// The CUDA engine of `configs` (one member each, one grid), stepping with `tableau`, in
-/// `precision` (f64 or f32), on the current CUDA device. block_nonlinear: N evaluated by one
-/// thread block per member in shared memory (the field read and N written once) where the
-/// grid fits (2^k points, up to 2^13 in f64 and 2^14 in f32 with Raman), else, and with false,
-/// by batched cuFFT plans and element-wise kernels. std::runtime_error when this build has
+/// `precision` (f64 or f32), on the current CUDA device. options.block_nonlinear: N evaluated
+/// by one thread block per member in shared memory (the field read and N written once) where
+/// the grid fits (2^k points, up to 2^13 in f64 and 2^14 in f32 with Raman), else, and with
+/// false, by batched cuFFT plans and element-wise kernels. options.graphs: each trial replayed
+/// as a CUDA graph. std::runtime_error when this build has
 /// no CUDA or no device is visible, or when the device memory does not suffice (the message
 /// gives the bytes needed and free).
 std::unique_ptr<Engine> make_cuda_engine(std::span<const Config* const> configs, const Tableau& tableau,
-                                         DType precision = DType::f64, bool block_nonlinear = true);
+                                         DType precision = DType::f64, const CudaOptions& options = {});
 
 /// Device bytes the CUDA engine needs per member (select_batch's budget), counting each member's
 /// own exponentials and physics (a scan's worst case).

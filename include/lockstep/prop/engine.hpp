@@ -25,6 +25,15 @@ enum class Evaluation {
   batched,     ///< one evaluation per stage over all members, element-wise work threaded
 };
 
+/// How the CUDA engine computes (cuda_engine.hpp).
+struct CudaOptions {
+  /// N by one thread block per member where the grid fits; false: batched cuFFT plans.
+  bool block_nonlinear = true;
+  /// A trial's kernels replayed as a CUDA graph (captured at the first trial); false: launched
+  /// one by one.
+  bool graphs = true;
+};
+
 /// Which engine runs a batch of GNLSE members, and how (make_gnlse_engine, physics_problem.hpp).
 struct EngineOptions {
   Device device = Device::cpu;
@@ -32,9 +41,8 @@ struct EngineOptions {
   DType precision = DType::f64;
   /// CPU threads (≤ 0: lockstep::num_threads()); the CPU engine only.
   int threads = 0;
-  /// CUDA only: N by one thread block per member where the grid fits (cuda_engine.hpp); false:
-  /// batched cuFFT plans.
-  bool block_nonlinear = true;
+  /// CUDA only.
+  CudaOptions cuda;
 };
 
 /// Working memory per member of the engine `options` selects (select_batch's budget): host
@@ -69,10 +77,15 @@ class Engine {
   /// The measures of `member`'s current solution (after load() or accept()).
   virtual FieldMeasures measures(std::int64_t member) = 0;
   /// Copies every member's current solution to the host: rows[i] receives points() values.
+  /// The copy may complete later (the CUDA engine streams it while stepping goes on): the rows
+  /// are written, and must stay valid, until finish_reads() returns.
   virtual void read_solutions(std::span<Complex* const> rows) = 0;
   /// After accept(): every member's dense output Ã(z_n + θh) of the accepted step, θ ∈ [0, 1]
-  /// (before windows), into rows[i]. Only for tableaux with dense output.
+  /// (before windows), into rows[i], completed as read_solutions'. Only for tableaux with dense
+  /// output.
   virtual void read_dense_output(double theta, std::span<Complex* const> rows) = 0;
+  /// Returns when every row of the reads above is written.
+  virtual void finish_reads() = 0;
 };
 
 }  // namespace lockstep::prop

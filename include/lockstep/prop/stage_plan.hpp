@@ -34,6 +34,8 @@ struct StagePlan {
   Consumer solution, error;          // error: only with an error estimate
   std::vector<char> k_needed;        // per stage: k_j is used
   std::vector<int> k_exponential;    // per stage: index into deltas, −1 when c_j = σ (k_j = N_j)
+  std::vector<char> n_needed;        // per stage: N_j itself is read (a direct term, k_j = N_j,
+                                     // or the FSAL stage, the next step's first)
   int frame_exponential = -1;        // D(σh) for A_I, −1 when σ = 0
   std::vector<double> deltas;        // the distinct exponents x of D(xh)
 

@@ -1,9 +1,10 @@
 // N(Ã) of one member evaluated by one thread block in shared memory: the whole operator of
 // nonlinear.hpp — the transform to time, |A|², the Raman convolution through a real transform
 // of the intensity, the Kerr–Raman product, the transform back and iγs(ω) — with the field
-// read once from global memory and N written once. (The cuFFT path moves the row through
-// global memory between every transform and element-wise pass: about 14 rows of traffic per
-// evaluation against 2 here.)
+// loaded once and N stored once, through the caller's `load` and `store` (the device kernel
+// forms the stage input from its terms in `load` and writes N or k = D·N in `store`, so a
+// stage is one pass over global memory; the cuFFT path moves the row through global memory
+// between every transform and element-wise pass: about 14 rows of traffic per evaluation).
 //
 // Transforms: radix-2 decimation in time over bit-reversed input (stages fused in pairs),
 // unnormalised, in the
@@ -66,8 +67,6 @@ struct NonlinearBlock {
   using C = Complex2<R>;
 
   // One member's rows (global memory) …
-  const C* in;           // Ã, n values, FFT order
-  C* out;                // N(Ã), n values
   const R* gamma_shock;  // γ s(ω), n values
   const C* raman;        // H_R, n/2 + 1 values; nullptr: no Raman term
   R kerr, raman_weight;  // (1 − f_R)/n³ and f_R/n⁴ (the unnormalised transforms' factors)
@@ -80,11 +79,14 @@ struct NonlinearBlock {
 
   std::int64_t n() const { return std::int64_t{1} << log2n; }
 
-  template <class Barrier>
-  LOCKSTEP_HD void evaluate(int tid, int threads, Barrier&& barrier) {
+  /// N of the spectrum Ã_j = load(j) (n values, FFT order), handed to store(k, N_k). Every
+  /// thread of the block calls this with its index `tid` of `threads`; `barrier` synchronises
+  /// them.
+  template <class Load, class Store, class Barrier>
+  LOCKSTEP_HD void evaluate(int tid, int threads, Load&& load, Store&& store, Barrier&& barrier) {
     const unsigned size = 1u << log2n, half = size / 2;
     // The field, bit-reversed on the way in; A·n in natural order after the forward transform.
-    for (unsigned j = tid; j < size; j += threads) a[reverse_bits(j, log2n)] = in[j];
+    for (unsigned j = tid; j < size; j += threads) a[reverse_bits(j, log2n)] = load(j);
     barrier();
     transform(a, log2n, false, tid, threads, barrier);
     if (raman) {
@@ -113,7 +115,7 @@ struct NonlinearBlock {
     bit_reverse(a, log2n, tid, threads);
     barrier();
     transform(a, log2n, true, tid, threads, barrier);
-    for (unsigned k = tid; k < size; k += threads) out[k] = times_i(scale(a[k], gamma_shock[k]));
+    for (unsigned k = tid; k < size; k += threads) store(k, times_i(scale(a[k], gamma_shock[k])));
   }
 
  private:

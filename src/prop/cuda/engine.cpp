@@ -84,6 +84,19 @@ class PinnedArray {
   T* data_ = nullptr;
 };
 
+/// A CUDA event without timing, destroyed with the object.
+class Event {
+ public:
+  Event() { check(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming), "cudaEventCreate"); }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  ~Event() { cudaEventDestroy(event_); }
+  cudaEvent_t get() const { return event_; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
 // The transforms of one precision. FFTW_FORWARD (e^{−i}) is CUFFT_FORWARD, FFTW_BACKWARD
 // CUFFT_INVERSE; both unnormalised, as the host engine's.
 template <class R> struct Fft;
@@ -107,8 +120,9 @@ template <> struct Fft<float> {
 std::int64_t rows_per_member(const StagePlan& plan) {
   // y, candidate, A_I, stage input, time samples; N_j and k_j per stage; exponentials (one
   // per exponent plus the dense output's) and physics (L: 1, γs: ½, H_R: ½, windows: 1) per
-  // group, counted per member; the intensity and its half spectrum (1); cuFFT's work area (1).
-  return 5 + 2 * plan.stages + static_cast<std::int64_t>(plan.deltas.size()) + 1 + 3 + 1 + 1;
+  // group, counted per member; the intensity and its half spectrum (1); cuFFT's work area (1);
+  // the planes on their way to the host (2).
+  return 5 + 2 * plan.stages + static_cast<std::int64_t>(plan.deltas.size()) + 1 + 3 + 1 + 1 + 2;
 }
 
 template <class R>
@@ -116,9 +130,14 @@ class CudaEngine final : public Engine {
   using Cx = cuda::C<R>;
 
  public:
-  CudaEngine(std::span<const Config* const> configs, const Tableau& tableau, bool block_nonlinear)
-      : CudaEngine(make_batch_physics(configs), tableau, block_nonlinear) {}
-  ~CudaEngine() override { cudaStreamDestroy(stream_); }
+  CudaEngine(std::span<const Config* const> configs, const Tableau& tableau, const CudaOptions& options)
+      : CudaEngine(make_batch_physics(configs), tableau, options) {}
+  ~CudaEngine() override {
+    cudaStreamSynchronize(copy_stream_);  // host functions still write rows from the slots
+    for (const CapturedTrial& g : graphs_) cudaGraphExecDestroy(g.exec);
+    cudaStreamDestroy(copy_stream_);
+    cudaStreamDestroy(stream_);
+  }
 
   const Tableau& tableau() const override { return tableau_; }
   std::int64_t members() const override { return m_; }
@@ -133,9 +152,29 @@ class CudaEngine final : public Engine {
   FieldMeasures measures(std::int64_t member) override;
   void read_solutions(std::span<Complex* const> rows) override;
   void read_dense_output(double theta, std::span<Complex* const> rows) override;
+  void finish_reads() override { check(cudaStreamSynchronize(copy_stream_), "plane copies"); }
 
  private:
-  CudaEngine(BatchPhysics batch, const Tableau& tableau, bool block_nonlinear);
+  // A plane on its way to the host: copied on the device (the stepping goes on), then to
+  // pinned memory on the copy stream, then into the caller's rows by a host function.
+  struct PlaneSlot {
+    DeviceArray<Cx> device;
+    PinnedArray<Cx> host;
+    Event ready, done;  // the device copy is made; the rows are written
+    std::vector<Complex*> rows;
+    std::int64_t n = 0;
+    static void CUDART_CB write_rows(void* slot);
+  };
+  // A trial's kernels captured once per arrangement of the rows they read (the FSAL stage's
+  // row and the solution swap places from step to step).
+  struct CapturedTrial {
+    bool fsal_ready;
+    const Cx* first_stage;
+    const Cx* solution;
+    cudaGraphExec_t exec;
+  };
+
+  CudaEngine(BatchPhysics batch, const Tableau& tableau, const CudaOptions& options);
 
   std::int64_t checked(std::int64_t member) const {
     if (member < 0 || member >= m_) invalid_argument(kWhere, "member ", member, " outside [0, ", m_, ")");
@@ -144,20 +183,26 @@ class CudaEngine final : public Engine {
   std::int64_t total() const { return m_ * n_; }
   const Cx* k_row(int stage) const { return plan_.k_exponential[static_cast<std::size_t>(stage)] < 0 ? n_rows_[static_cast<std::size_t>(stage)] : k_rows_[static_cast<std::size_t>(stage)]; }
   const Cx* exponential(int index) const { return exponentials_.get() + index * n_; }
-  cuda::Combination<R> combination(const StagePlan::Consumer& c, double h) const;
+  cuda::Combination<R> combination(const StagePlan::Consumer& c) const;
+  cuda::StageOutput<R> stage_output(int stage, Cx* input) const;
   void combine(const cuda::Combination<R>& c, Cx* out);
   void update_exponentials(double h);
-  void evaluate(Cx* in, Cx* out);
+  void evaluate(const cuda::Combination<R>& input, const cuda::StageOutput<R>& out);
+  void enqueue_trial();
+  void launch_trial();
   void apply_windows();
   void compute_measures();
-  void read_rows(const Cx* device, std::span<Complex* const> rows);
+  PlaneSlot& claim_slot(std::span<Complex* const> rows);
+  void send(PlaneSlot& slot);
   void upload_loaded();
 
   const Tableau& tableau_;
   StagePlan plan_;
   Grid grid_;
   std::int64_t m_, n_, groups_ = 0;
-  cudaStream_t stream_ = nullptr;
+  cudaStream_t stream_ = nullptr, copy_stream_ = nullptr;
+  bool use_graphs_;
+  std::vector<CapturedTrial> graphs_;
   bool raman_ = false, frequency_windows_ = false, time_windows_ = false;
   // N by one block per member (block_nonlinear.hpp) when the grid fits shared memory; else
   // cuFFT plans and element-wise kernels.
@@ -187,11 +232,16 @@ class CudaEngine final : public Engine {
   DeviceArray<R> intensity_;
   DeviceArray<Cx> half_spectrum_;
   std::unique_ptr<cuda::FftPlan> c2c_, r2c_, c2r_;
+  // The step length of the trial, on the device (the captured kernels read it there)
+  DeviceArray<double> step_;
+  PinnedArray<double> step_host_;
   // Results copied back
   DeviceArray<double> device_norms_, device_measures_;
   PinnedArray<double> norms_, measures_;
-  PinnedArray<Cx> staging_;  // rows loaded or read back (allocated at the first use)
+  PinnedArray<Cx> staging_;  // rows loaded (allocated at the first load)
   std::vector<char> loaded_;  // per member: a staged row waits for upload_loaded()
+  std::vector<std::unique_ptr<PlaneSlot>> slots_;  // allocated at the first plane
+  std::size_t next_slot_ = 0;
 
   double cached_h_ = std::numeric_limits<double>::quiet_NaN(), trial_h_ = 0;
   bool fsal_ready_ = false, fsal_pending_ = false, measures_stale_ = true;
@@ -199,12 +249,13 @@ class CudaEngine final : public Engine {
 };
 
 template <class R>
-CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, bool block_nonlinear)
+CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, const CudaOptions& options)
     : tableau_(tableau),
       plan_(tableau),
       grid_(std::move(batch.grid)),
       m_(static_cast<std::int64_t>(batch.physics.size())),
-      n_(grid_.size()) {
+      n_(grid_.size()),
+      use_graphs_(options.graphs) {
   if (static_cast<int>(plan_.deltas.size()) > cuda::Exponents::kMax)
     invalid_argument(kWhere, tableau.name, " needs more exponentials than the engine supports");
   const int s = plan_.stages;
@@ -248,6 +299,7 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, bool block
                     free_bytes / 1048576, " MiB are free (run fewer members per batch)");
 
   check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+  check(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking), "cudaStreamCreate");
 
   // Per-group tables.
   const std::int64_t half = n_ / 2 + 1;
@@ -312,8 +364,9 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, bool block
     n_rows_.push_back(stage_values_.get() + j * total());
     k_rows_.push_back(k_values_.get() + j * total());
   }
-  if (block_nonlinear && block::fits<R>(n_, raman_, cuda::block_shared_memory_limit())) {
+  if (options.block_nonlinear && block::fits<R>(n_, raman_, cuda::block_shared_memory_limit())) {
     block_ = true;
+    cuda::prepare_block_nonlinear<R>();
     while ((std::int64_t{1} << log2n_) < n_) ++log2n_;
     block_shared_ = (raman_ ? n_ + n_ / 2 : n_) * static_cast<std::int64_t>(sizeof(Cx));
     std::vector<Cx> twiddle;
@@ -333,6 +386,8 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, bool block
   }
   device_norms_ = DeviceArray<double>(2 * m_);
   device_measures_ = DeviceArray<double>(4 * m_);
+  step_ = DeviceArray<double>(1);
+  step_host_ = PinnedArray<double>(1);
   norms_ = PinnedArray<double>(2 * m_);
   measures_ = PinnedArray<double>(4 * m_);
   std::fill(norms_.get(), norms_.get() + 2 * m_, std::numeric_limits<double>::quiet_NaN());
@@ -374,25 +429,40 @@ void CudaEngine<R>::upload_loaded() {
 }
 
 template <class R>
-cuda::Combination<R> CudaEngine<R>::combination(const StagePlan::Consumer& c, double h) const {
+cuda::Combination<R> CudaEngine<R>::combination(const StagePlan::Consumer& c) const {
   cuda::Combination<R> out;
   constexpr int kMax = cuda::Combination<R>::kMaxTerms;
-  if (static_cast<int>(c.frame.size()) + 1 > kMax || static_cast<int>(c.direct.size()) + 1 > kMax)
-    runtime_failure(kWhere, "a tableau with more than ", kMax - 1, " stages in one combination");
-  auto add_frame = [&](const Cx* row, double w) {
-    out.frame[out.frames] = row;
-    out.frame_weight[out.frames++] = static_cast<R>(w);
-  };
-  auto add_direct = [&](const Cx* row, double w) {
-    out.direct[out.directs] = row;
-    out.direct_weight[out.directs++] = static_cast<R>(w);
-  };
-  if (c.frame_y0) add_frame(frame_.get(), 1);
-  for (const auto& t : c.frame) add_frame(k_row(t.stage), h * t.weight);
-  if (c.direct_y0) add_direct(y_.get(), 1);
-  for (const auto& t : c.direct) add_direct(n_rows_[static_cast<std::size_t>(t.stage)], h * t.weight);
+  if (static_cast<int>(c.frame.size()) > kMax || static_cast<int>(c.direct.size()) > kMax)
+    runtime_failure(kWhere, "a tableau with more than ", kMax, " stages in one combination");
+  if (c.frame_y0) out.frame_y0 = frame_.get();
+  for (const auto& t : c.frame) {
+    out.frame[out.frames] = k_row(t.stage);
+    out.frame_weight[out.frames++] = static_cast<R>(t.weight);
+  }
+  if (c.direct_y0) out.direct_y0 = y_.get();
+  for (const auto& t : c.direct) {
+    out.direct[out.directs] = n_rows_[static_cast<std::size_t>(t.stage)];
+    out.direct_weight[out.directs++] = static_cast<R>(t.weight);
+  }
+  out.step = step_.get();
   if (c.exponential >= 0) {
     out.exponential = exponential(c.exponential);
+    out.group_stride = static_cast<std::int64_t>(plan_.deltas.size()) * n_;
+  }
+  return out;
+}
+
+// Stage j's evaluation writes N_j where something reads it and k_j = D((σ − c_j)h) N_j where
+// that differs from N_j, so no pass of its own forms k_j.
+template <class R>
+cuda::StageOutput<R> CudaEngine<R>::stage_output(int stage, Cx* input) const {
+  const auto j = static_cast<std::size_t>(stage);
+  cuda::StageOutput<R> out;
+  out.input = input;
+  if (plan_.n_needed[j]) out.n = n_rows_[j];
+  if (plan_.k_needed[j] && plan_.k_exponential[j] >= 0) {
+    out.k = k_rows_[j];
+    out.k_exponential = exponential(plan_.k_exponential[j]);
     out.group_stride = static_cast<std::int64_t>(plan_.deltas.size()) * n_;
   }
   return out;
@@ -413,12 +483,19 @@ void CudaEngine<R>::update_exponentials(double h) {
 }
 
 template <class R>
-void CudaEngine<R>::evaluate(Cx* in, Cx* out) {
+void CudaEngine<R>::evaluate(const cuda::Combination<R>& input, const cuda::StageOutput<R>& out) {
   if (block_) {
-    cuda::block_nonlinear<R>(in, out, gamma_shock_.get(), raman_ ? raman_response_.get() : nullptr, group_.get(),
+    cuda::block_nonlinear<R>(input, out, gamma_shock_.get(), raman_ ? raman_response_.get() : nullptr, group_.get(),
                              kerr_.get(), raman_coefficient_.get(), twiddle_.get(), log2n_, m_, block_shared_, stream_);
     return;
   }
+  // The input row: Ã_n itself, or the combination formed into out.input (or a scratch row).
+  const bool plain = input.direct_y0 && !input.frame_y0 && input.frames == 0 && input.directs == 0;
+  Cx* in = out.input ? out.input : input_.get();
+  if (plain)
+    in = const_cast<Cx*>(input.direct_y0);  // read only: the transform is out of place
+  else
+    combine(input, in);
   Fft<R>::complex(c2c_->get(), in, time_.get(), CUFFT_FORWARD);  // a = n·A
   const R* r = nullptr;
   if (raman_) {
@@ -433,7 +510,7 @@ void CudaEngine<R>::evaluate(Cx* in, Cx* out) {
   }
   cuda::kerr_raman<R>(time_.get(), r, kerr_.get(), raman_coefficient_.get(), n_, total(), stream_);
   Fft<R>::complex(c2c_->get(), time_.get(), time_.get(), CUFFT_INVERSE);
-  cuda::factor<R>(time_.get(), gamma_shock_.get(), group_.get(), out, n_, total(), stream_);
+  cuda::finish_stage<R>(time_.get(), gamma_shock_.get(), group_.get(), out, n_, total(), stream_);
 }
 
 template <class R>
@@ -461,6 +538,9 @@ void CudaEngine<R>::trial(double h, Evaluation evaluation) {
     update_exponentials(h);
     cached_h_ = h;
   }
+  // The last trial synchronised: the pinned value is free.
+  *step_host_.get() = h;
+  check(cudaMemcpyAsync(step_.get(), step_host_.get(), sizeof(double), cudaMemcpyHostToDevice, stream_), "step");
   trial_h_ = h;
   fsal_ready_ = fsal_pending_;
   if (fsal_pending_) {
@@ -468,50 +548,86 @@ void CudaEngine<R>::trial(double h, Evaluation evaluation) {
     fsal_pending_ = false;
   }
   evaluations_ = fsal_ready_ ? s - 1 : s;
+  launch_trial();
+  check(cudaGetLastError(), "trial kernels");
+  check(cudaStreamSynchronize(stream_), "trial");
+}
+
+// The trial's kernels, for the step length in step_, its exponentials computed.
+template <class R>
+void CudaEngine<R>::enqueue_trial() {
+  const int s = plan_.stages;
+  const std::int64_t stride = static_cast<std::int64_t>(plan_.deltas.size()) * n_;
   // A_I = D(σh) Ã_n
   cuda::Combination<R> a_i;
   if (plan_.frame_exponential < 0) {
-    a_i.directs = 1;
-    a_i.direct[0] = y_.get();
-    a_i.direct_weight[0] = 1;
+    a_i.direct_y0 = y_.get();
   } else {
-    a_i.frames = 1;
-    a_i.frame[0] = y_.get();
-    a_i.frame_weight[0] = 1;
+    a_i.frame_y0 = y_.get();
     a_i.exponential = exponential(plan_.frame_exponential);
-    a_i.group_stride = static_cast<std::int64_t>(plan_.deltas.size()) * n_;
+    a_i.group_stride = stride;
   }
   combine(a_i, frame_.get());
-  if (!fsal_ready_) evaluate(y_.get(), n_rows_[0]);
-  // k_j = D((σ − c_j)h) N_j, when used and not N_j itself.
-  auto make_k = [&](int j) {
-    const auto u = static_cast<std::size_t>(j);
-    if (!plan_.k_needed[u] || plan_.k_exponential[u] < 0) return;
-    cuda::Combination<R> k;
-    k.frames = 1;
-    k.frame[0] = n_rows_[u];
-    k.frame_weight[0] = 1;
-    k.exponential = exponential(plan_.k_exponential[u]);
-    k.group_stride = static_cast<std::int64_t>(plan_.deltas.size()) * n_;
-    combine(k, k_rows_[u]);
-  };
-  for (int i = 1; i < s; ++i) {
-    make_k(i - 1);
-    const bool is_fsal = plan_.fsal_stage && i == s - 1;
-    Cx* out = is_fsal ? candidate_.get() : input_.get();
-    combine(combination(is_fsal ? plan_.solution : plan_.stage_inputs[static_cast<std::size_t>(i)], h), out);
-    evaluate(out, n_rows_[static_cast<std::size_t>(i)]);
+  if (fsal_ready_) {
+    // N_0 is the last step's N(candidate); k_0 = D(σh) N_0 for this step's h.
+    const cuda::StageOutput<R> out = stage_output(0, nullptr);
+    if (out.k) {
+      cuda::Combination<R> k;
+      k.frame_y0 = n_rows_[0];
+      k.exponential = out.k_exponential;
+      k.group_stride = stride;
+      combine(k, out.k);
+    }
+  } else {
+    cuda::Combination<R> y0;
+    y0.direct_y0 = y_.get();
+    evaluate(y0, stage_output(0, nullptr));
   }
-  make_k(s - 1);
-  if (!plan_.fsal_stage) combine(combination(plan_.solution, h), candidate_.get());
+  for (int i = 1; i < s; ++i) {
+    const bool is_fsal = plan_.fsal_stage && i == s - 1;
+    evaluate(combination(is_fsal ? plan_.solution : plan_.stage_inputs[static_cast<std::size_t>(i)]),
+             stage_output(i, is_fsal ? candidate_.get() : nullptr));
+  }
+  if (!plan_.fsal_stage) combine(combination(plan_.solution), candidate_.get());
   const bool estimated = tableau_.has_error_estimate();
-  const cuda::Combination<R> error = estimated ? combination(plan_.error, h) : cuda::Combination<R>{};
+  const cuda::Combination<R> error = estimated ? combination(plan_.error) : cuda::Combination<R>{};
   cuda::norms<R>(error, estimated, group_.get(), y_.get(), candidate_.get(), norm_kind_.get(), rtol_.get(),
                  atol_.get(), device_norms_.get(), m_, n_, stream_);
-  check(cudaGetLastError(), "trial kernels");
   check(cudaMemcpyAsync(norms_.get(), device_norms_.get(), sizeof(double) * 2 * m_, cudaMemcpyDeviceToHost, stream_),
         "norms copy");
-  check(cudaStreamSynchronize(stream_), "trial");
+}
+
+// Enqueues the trial directly, or replays it as a CUDA graph captured at the first trial with
+// the same rows (the kernels read h and the exponentials from device memory, so one capture
+// serves every step length).
+template <class R>
+void CudaEngine<R>::launch_trial() {
+  if (!use_graphs_) {
+    enqueue_trial();
+    return;
+  }
+  const Cx* first = n_rows_[0];
+  for (const CapturedTrial& g : graphs_)
+    if (g.fsal_ready == fsal_ready_ && g.first_stage == first && g.solution == y_.get()) {
+      check(cudaGraphLaunch(g.exec, stream_), "cudaGraphLaunch");
+      return;
+    }
+  check(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeRelaxed), "cudaStreamBeginCapture");
+  cudaGraph_t graph = nullptr;
+  try {
+    enqueue_trial();
+  } catch (...) {
+    cudaStreamEndCapture(stream_, &graph);
+    if (graph) cudaGraphDestroy(graph);
+    throw;
+  }
+  check(cudaStreamEndCapture(stream_, &graph), "cudaStreamEndCapture");
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t instantiated = cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphDestroy(graph);
+  check(instantiated, "cudaGraphInstantiate");
+  graphs_.push_back({fsal_ready_, first, y_.get(), exec});
+  check(cudaGraphLaunch(exec, stream_), "cudaGraphLaunch");
 }
 
 template <class R>
@@ -562,30 +678,61 @@ FieldMeasures CudaEngine<R>::measures(std::int64_t member) {
 }
 
 template <class R>
-void CudaEngine<R>::read_rows(const Cx* device, std::span<Complex* const> rows) {
+void CUDART_CB CudaEngine<R>::PlaneSlot::write_rows(void* p) {
+  const auto& slot = *static_cast<const PlaneSlot*>(p);
+  for (std::size_t i = 0; i < slot.rows.size(); ++i) {
+    const Cx* from = slot.host.get() + static_cast<std::int64_t>(i) * slot.n;
+    Complex* to = slot.rows[i];
+    for (std::int64_t k = 0; k < slot.n; ++k) to[k] = Complex(from[k].x, from[k].y);
+  }
+}
+
+// The next of two slots, once its last plane is in its rows (that wait is rare: a plane takes
+// milliseconds to cross, planes are many steps apart).
+template <class R>
+typename CudaEngine<R>::PlaneSlot& CudaEngine<R>::claim_slot(std::span<Complex* const> rows) {
   if (static_cast<std::int64_t>(rows.size()) != m_) invalid_argument(kWhere, rows.size(), " rows for ", m_, " members");
   upload_loaded();
-  if (!staging_) staging_ = PinnedArray<Cx>(total());
-  check(cudaMemcpyAsync(staging_.get(), device, sizeof(Cx) * static_cast<std::size_t>(total()),
-                        cudaMemcpyDeviceToHost, stream_),
-        "rows copy");
-  check(cudaStreamSynchronize(stream_), "rows copy");
-  for (std::int64_t i = 0; i < m_; ++i) {
-    const Cx* from = staging_.get() + i * n_;
-    Complex* to = rows[static_cast<std::size_t>(i)];
-    for (std::int64_t k = 0; k < n_; ++k) to[k] = Complex(from[k].x, from[k].y);
+  constexpr std::size_t kSlots = 2;
+  if (slots_.size() < kSlots) {
+    auto slot = std::make_unique<PlaneSlot>();
+    slot->device = DeviceArray<Cx>(total());
+    slot->host = PinnedArray<Cx>(total());
+    slot->n = n_;
+    slots_.push_back(std::move(slot));
   }
+  PlaneSlot& slot = *slots_[next_slot_++ % kSlots];
+  check(cudaEventSynchronize(slot.done.get()), "plane copy");
+  slot.rows.assign(rows.begin(), rows.end());
+  return slot;
+}
+
+// Sends a slot whose device rows are being written on the stepping stream to the host.
+template <class R>
+void CudaEngine<R>::send(PlaneSlot& slot) {
+  check(cudaEventRecord(slot.ready.get(), stream_), "cudaEventRecord");
+  check(cudaStreamWaitEvent(copy_stream_, slot.ready.get(), 0), "cudaStreamWaitEvent");
+  check(cudaMemcpyAsync(slot.host.get(), slot.device.get(), sizeof(Cx) * static_cast<std::size_t>(total()),
+                        cudaMemcpyDeviceToHost, copy_stream_),
+        "plane copy");
+  check(cudaLaunchHostFunc(copy_stream_, &PlaneSlot::write_rows, &slot), "cudaLaunchHostFunc");
+  check(cudaEventRecord(slot.done.get(), copy_stream_), "cudaEventRecord");
 }
 
 template <class R>
 void CudaEngine<R>::read_solutions(std::span<Complex* const> rows) {
-  read_rows(y_.get(), rows);
+  PlaneSlot& slot = claim_slot(rows);
+  check(cudaMemcpyAsync(slot.device.get(), y_.get(), sizeof(Cx) * static_cast<std::size_t>(total()),
+                        cudaMemcpyDeviceToDevice, stream_),
+        "solutions copy");
+  send(slot);
 }
 
 template <class R>
 void CudaEngine<R>::read_dense_output(double theta, std::span<Complex* const> rows) {
   if (!tableau_.has_dense_output()) invalid_argument(kWhere, tableau_.name, " has no dense output");
   if (!(theta >= 0 && theta <= 1)) invalid_argument(kWhere, "θ = ", theta, " outside [0, 1]");
+  PlaneSlot& slot = claim_slot(rows);
   const double h = trial_h_;
   cuda::Exponents e;
   e.count = 1;
@@ -594,8 +741,7 @@ void CudaEngine<R>::read_dense_output(double theta, std::span<Complex* const> ro
   // Ã(z_n + θh) = D((θ − σ)h)(A_I + h Σ_j w_j(θ) k_j)
   const auto w = tableau_.dense_weights(theta);
   cuda::Combination<R> c;
-  c.frame[c.frames] = frame_.get();
-  c.frame_weight[c.frames++] = 1;
+  c.frame_y0 = frame_.get();
   for (int j = 0; j < plan_.stages; ++j) {
     const double wj = w[static_cast<std::size_t>(j)];
     if (wj == 0) continue;
@@ -605,9 +751,9 @@ void CudaEngine<R>::read_dense_output(double theta, std::span<Complex* const> ro
   }
   c.exponential = dense_exponential_.get();
   c.group_stride = n_;
-  combine(c, input_.get());
+  combine(c, slot.device.get());
   check(cudaGetLastError(), "dense output");
-  read_rows(input_.get(), rows);
+  send(slot);
 }
 
 }  // namespace
@@ -625,11 +771,11 @@ std::int64_t cuda_free_memory() {
 }
 
 std::unique_ptr<Engine> make_cuda_engine(std::span<const Config* const> configs, const Tableau& tableau,
-                                         DType precision, bool block_nonlinear) {
+                                         DType precision, const CudaOptions& options) {
   // Before anything of the members is built: without a device, that is the error to report.
   if (!cuda_available()) runtime_failure(kWhere, "no CUDA device is visible");
-  if (precision == DType::f32) return std::make_unique<CudaEngine<float>>(configs, tableau, block_nonlinear);
-  if (precision == DType::f64) return std::make_unique<CudaEngine<double>>(configs, tableau, block_nonlinear);
+  if (precision == DType::f32) return std::make_unique<CudaEngine<float>>(configs, tableau, options);
+  if (precision == DType::f64) return std::make_unique<CudaEngine<double>>(configs, tableau, options);
   invalid_argument(kWhere, "precision must be f32 or f64");
 }
 

@@ -15,23 +15,50 @@ template <class R> __device__ __forceinline__ C<R> mul(C<R> a, C<R> b) {
 }
 template <class R> __device__ __forceinline__ R norm2(C<R> a) { return a.x * a.x + a.y * a.y; }
 
+/// h of a combination (combine_at's `h`), read once per thread.
 template <class R>
-__device__ __forceinline__ C<R> combine_at(const Combination<R>& c, std::int64_t i, std::int64_t k, int group) {
+__device__ __forceinline__ R step_of(const Combination<R>& c) {
+  return c.step ? static_cast<R>(*c.step) : R(1);
+}
+
+template <class R>
+__device__ __forceinline__ C<R> combine_at(const Combination<R>& c, R h, std::int64_t i, std::int64_t k, int group) {
   C<R> acc = make<R>(0, 0);
-  if (c.frames > 0) {
+  if (c.frame_y0 || c.frames > 0) {
     for (int t = 0; t < c.frames; ++t) {
       const C<R> v = c.frame[t][i];
       acc.x += c.frame_weight[t] * v.x;
       acc.y += c.frame_weight[t] * v.y;
     }
+    acc.x *= h;
+    acc.y *= h;
+    if (c.frame_y0) {
+      acc.x += c.frame_y0[i].x;
+      acc.y += c.frame_y0[i].y;
+    }
     if (c.exponential) acc = mul<R>(acc, c.exponential[group * c.group_stride + k]);
   }
+  C<R> direct = make<R>(0, 0);
   for (int t = 0; t < c.directs; ++t) {
     const C<R> v = c.direct[t][i];
-    acc.x += c.direct_weight[t] * v.x;
-    acc.y += c.direct_weight[t] * v.y;
+    direct.x += c.direct_weight[t] * v.x;
+    direct.y += c.direct_weight[t] * v.y;
+  }
+  acc.x += h * direct.x;
+  acc.y += h * direct.y;
+  if (c.direct_y0) {
+    acc.x += c.direct_y0[i].x;
+    acc.y += c.direct_y0[i].y;
   }
   return acc;
+}
+
+/// Writes N = v at point k of member m (row index i) into the rows `out` asks for.
+template <class R>
+__device__ __forceinline__ void store_stage(const StageOutput<R>& out, C<R> v, std::int64_t i, std::int64_t k,
+                                            int group) {
+  if (out.n) out.n[i] = v;
+  if (out.k) out.k[i] = mul<R>(v, out.k_exponential[group * out.group_stride + k]);
 }
 
 #define LOCKSTEP_GRID_STRIDE(i, total) \
@@ -39,7 +66,8 @@ __device__ __forceinline__ C<R> combine_at(const Combination<R>& c, std::int64_t
 
 template <class R>
 __global__ void combine_kernel(Combination<R> c, const int* group, C<R>* out, std::int64_t n, std::int64_t total) {
-  LOCKSTEP_GRID_STRIDE(i, total) out[i] = combine_at<R>(c, i, i % n, group[i / n]);
+  const R h = step_of(c);
+  LOCKSTEP_GRID_STRIDE(i, total) out[i] = combine_at<R>(c, h, i, i % n, group[i / n]);
 }
 
 template <class R>
@@ -81,14 +109,16 @@ __global__ void kerr_raman_kernel(C<R>* a, const R* r, const R* kerr, const R* r
   }
 }
 
-/// out = i·g·a with g = γ s(ω) of the member's group.
+/// N = i·g·a with g = γ s(ω) of the member's group, into the rows `out` asks for.
 template <class R>
-__global__ void factor_kernel(const C<R>* a, const R* gamma_shock, const int* group, C<R>* out, std::int64_t n,
-                              std::int64_t total) {
+__global__ void finish_stage_kernel(const C<R>* a, const R* gamma_shock, const int* group, StageOutput<R> out,
+                                    std::int64_t n, std::int64_t total) {
   LOCKSTEP_GRID_STRIDE(i, total) {
-    const R g = gamma_shock[group[i / n] * n + i % n];
+    const std::int64_t k = i % n;
+    const int g = group[i / n];
+    const R s = gamma_shock[g * n + k];
     const C<R> v = a[i];
-    out[i] = make<R>(-g * v.y, g * v.x);
+    store_stage<R>(out, make<R>(-s * v.y, s * v.x), i, k, g);
   }
 }
 
@@ -145,6 +175,7 @@ norms_kernel(Combination<R> error, bool estimated, const int* group, const C<R>*
   const std::int64_t m = blockIdx.x;
   const int g = group[m], norm_kind = kind[m];
   const double rt = rtol[m], at = atol[m];
+  const R h = step_of(error);
   double e2 = 0, a2 = 0, b2 = 0, largest = 0, sum = 0;
   for (std::int64_t k = threadIdx.x; k < n; k += blockDim.x) {
     const std::int64_t i = m * n + k;
@@ -153,7 +184,7 @@ norms_kernel(Combination<R> error, bool estimated, const int* group, const C<R>*
     const double qa = static_cast<double>(q.x) * q.x + static_cast<double>(q.y) * q.y;
     b2 += qa;
     if (!estimated) continue;
-    const C<R> e = combine_at<R>(error, i, k, g);
+    const C<R> e = combine_at<R>(error, h, i, k, g);
     const double ea = static_cast<double>(e.x) * e.x + static_cast<double>(e.y) * e.y;
     e2 += ea;
     a2 += pa;
@@ -232,16 +263,15 @@ struct BlockBarrier {
 
 template <class R>
 __global__ void __launch_bounds__(1024)
-block_nonlinear_kernel(const C<R>* in, C<R>* out, const R* gamma_shock, const C<R>* raman, const int* group,
-                       const R* kerr, const R* raman_weight, const C<R>* twiddle, int log2n) {
+block_nonlinear_kernel(Combination<R> input, StageOutput<R> out, const R* gamma_shock, const C<R>* raman,
+                       const int* group, const R* kerr, const R* raman_weight, const C<R>* twiddle, int log2n) {
   using B = block::Complex2<R>;
   extern __shared__ __align__(16) unsigned char shared[];
-  const std::int64_t n = std::int64_t{1} << log2n, m = blockIdx.x;
+  const std::int64_t n = std::int64_t{1} << log2n, m = blockIdx.x, row = m * n;
   const int g = group[m];
+  const R h = step_of(input);
   B* a = reinterpret_cast<B*>(shared);
-  block::NonlinearBlock<R> b{reinterpret_cast<const B*>(in + m * n),
-                             reinterpret_cast<B*>(out + m * n),
-                             gamma_shock + g * n,
+  block::NonlinearBlock<R> b{gamma_shock + g * n,
                              raman ? reinterpret_cast<const B*>(raman + g * (n / 2 + 1)) : nullptr,
                              kerr[m],
                              raman_weight[m],
@@ -249,7 +279,13 @@ block_nonlinear_kernel(const C<R>* in, C<R>* out, const R* gamma_shock, const C<
                              log2n,
                              a,
                              a + n};
-  b.evaluate(static_cast<int>(threadIdx.x), static_cast<int>(blockDim.x), BlockBarrier{});
+  auto load = [&](unsigned j) {
+    const C<R> v = combine_at<R>(input, h, row + j, j, g);
+    if (out.input) out.input[row + j] = v;
+    return B{v.x, v.y};
+  };
+  auto store = [&](unsigned k, B v) { store_stage<R>(out, make<R>(v.x, v.y), row + k, k, g); };
+  b.evaluate(static_cast<int>(threadIdx.x), static_cast<int>(blockDim.x), load, store, BlockBarrier{});
 }
 
 namespace {
@@ -293,9 +329,9 @@ void kerr_raman(C<R>* a, const R* r, const R* kerr, const R* raman, std::int64_t
   kerr_raman_kernel<R><<<grid_for(total), kThreads, 0, stream>>>(a, r, kerr, raman, n, total);
 }
 template <class R>
-void factor(const C<R>* a, const R* gamma_shock, const int* group, C<R>* out, std::int64_t n, std::int64_t total,
-            cudaStream_t stream) {
-  factor_kernel<R><<<grid_for(total), kThreads, 0, stream>>>(a, gamma_shock, group, out, n, total);
+void finish_stage(const C<R>* a, const R* gamma_shock, const int* group, const StageOutput<R>& out, std::int64_t n,
+                  std::int64_t total, cudaStream_t stream) {
+  finish_stage_kernel<R><<<grid_for(total), kThreads, 0, stream>>>(a, gamma_shock, group, out, n, total);
 }
 template <class R>
 void window(C<R>* rows, const R* w, const int* group, const unsigned char* flag, R scale, std::int64_t n,
@@ -322,16 +358,19 @@ void measures(const C<R>* y, const C<R>* a, const double* omega, double omega0, 
 }
 
 template <class R>
-void block_nonlinear(const C<R>* in, C<R>* out, const R* gamma_shock, const C<R>* raman, const int* group,
-                     const R* kerr, const R* raman_weight, const C<R>* twiddle, int log2n, std::int64_t members,
-                     std::int64_t shared_bytes, cudaStream_t stream) {
-  // Granted once per precision (the attribute belongs to the kernel, not to a launch).
+void prepare_block_nonlinear() {
   static const cudaError_t granted = cudaFuncSetAttribute(
       block_nonlinear_kernel<R>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(block_shared_memory_limit()));
   (void)granted;  // a failure shows as the launch's error
+}
+
+template <class R>
+void block_nonlinear(const Combination<R>& input, const StageOutput<R>& out, const R* gamma_shock, const C<R>* raman,
+                     const int* group, const R* kerr, const R* raman_weight, const C<R>* twiddle, int log2n,
+                     std::int64_t members, std::int64_t shared_bytes, cudaStream_t stream) {
   const int threads = static_cast<int>(std::min<std::int64_t>(1024, (std::int64_t{1} << log2n) / 2));
   block_nonlinear_kernel<R><<<static_cast<unsigned>(members), threads, static_cast<std::size_t>(shared_bytes), stream>>>(
-      in, out, gamma_shock, raman, group, kerr, raman_weight, twiddle, log2n);
+      input, out, gamma_shock, raman, group, kerr, raman_weight, twiddle, log2n);
 }
 
 std::int64_t block_shared_memory_limit() {
@@ -347,7 +386,8 @@ std::int64_t block_shared_memory_limit() {
   template void intensity<R>(const C<R>*, R*, std::int64_t, cudaStream_t);                                          \
   template void raman_product<R>(C<R>*, const C<R>*, const int*, std::int64_t, std::int64_t, cudaStream_t);         \
   template void kerr_raman<R>(C<R>*, const R*, const R*, const R*, std::int64_t, std::int64_t, cudaStream_t);       \
-  template void factor<R>(const C<R>*, const R*, const int*, C<R>*, std::int64_t, std::int64_t, cudaStream_t);      \
+  template void finish_stage<R>(const C<R>*, const R*, const int*, const StageOutput<R>&, std::int64_t, std::int64_t, \
+                                cudaStream_t);                                                                      \
   template void window<R>(C<R>*, const R*, const int*, const unsigned char*, R, std::int64_t, std::int64_t,         \
                           cudaStream_t);                                                                            \
   template void copy_flagged<R>(const C<R>*, C<R>*, const unsigned char*, std::int64_t, std::int64_t, cudaStream_t); \
@@ -355,8 +395,9 @@ std::int64_t block_shared_memory_limit() {
                          const double*, const double*, double*, std::int64_t, std::int64_t, cudaStream_t);          \
   template void measures<R>(const C<R>*, const C<R>*, const double*, double, double, double, double*, std::int64_t, \
                             std::int64_t, cudaStream_t);                                                       \
-  template void block_nonlinear<R>(const C<R>*, C<R>*, const R*, const C<R>*, const int*, const R*, const R*,       \
-                                   const C<R>*, int, std::int64_t, std::int64_t, cudaStream_t);
+  template void block_nonlinear<R>(const Combination<R>&, const StageOutput<R>&, const R*, const C<R>*, const int*, \
+                                   const R*, const R*, const C<R>*, int, std::int64_t, std::int64_t, cudaStream_t); \
+  template void prepare_block_nonlinear<R>();
 LOCKSTEP_PROP_LAUNCHERS(float)
 LOCKSTEP_PROP_LAUNCHERS(double)
 

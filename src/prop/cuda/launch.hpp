@@ -15,17 +15,33 @@ template <> struct ComplexOf<float> { using type = float2; };
 template <class R> using C = typename ComplexOf<R>::type;
 
 
-/// A linear combination of rows at one node: D ⊙ (Σ_f w_f F_f) + Σ_d w_d G_d, with D the
-/// member group's exponential row (none: 1). Weights already include h.
+/// A linear combination of rows at one node: D ⊙ (Y_f + h Σ_f w_f F_f) + Y_d + h Σ_d w_d G_d,
+/// with D the member group's exponential row (none: 1), Y_f and Y_d optional rows of weight 1
+/// (the step's start, directly or in the interaction frame) and h read on the device from
+/// `step` (nullptr: 1), so that a captured trial replays for any step length.
 template <class R>
 struct Combination {
   static constexpr int kMaxTerms = 8;
+  const C<R>* frame_y0 = nullptr;
+  const C<R>* direct_y0 = nullptr;
   int frames = 0, directs = 0;
   const C<R>* frame[kMaxTerms];
   R frame_weight[kMaxTerms];
   const C<R>* direct[kMaxTerms];
   R direct_weight[kMaxTerms];
+  const double* step = nullptr;
   const C<R>* exponential = nullptr;  // group g's row at exponential + g·group_stride
+  std::int64_t group_stride = 0;
+};
+
+/// Where an evaluation of N puts its results, each row optional (nullptr: not written): the
+/// stage input it evaluated, N, and k = D ⊙ N with D the group's row of `k_exponential`.
+template <class R>
+struct StageOutput {
+  C<R>* input = nullptr;
+  C<R>* n = nullptr;
+  C<R>* k = nullptr;
+  const C<R>* k_exponential = nullptr;  // group g's row at k_exponential + g·group_stride
   std::int64_t group_stride = 0;
 };
 
@@ -57,10 +73,10 @@ void raman_product(C<R>* h, const C<R>* response, const int* group, std::int64_t
 template <class R>
 void kerr_raman(C<R>* a, const R* r, const R* kerr, const R* raman, std::int64_t n, std::int64_t total,
                 cudaStream_t stream);
-/// out = i·g·a, g = γ s(ω) of the member's group.
+/// N = i·g·a, g = γ s(ω) of the member's group, into `out`'s rows n and k.
 template <class R>
-void factor(const C<R>* a, const R* gamma_shock, const int* group, C<R>* out, std::int64_t n, std::int64_t total,
-            cudaStream_t stream);
+void finish_stage(const C<R>* a, const R* gamma_shock, const int* group, const StageOutput<R>& out, std::int64_t n,
+                  std::int64_t total, cudaStream_t stream);
 /// rows ← rows · scale · window of the member's group, for the members whose flag is set.
 template <class R>
 void window(C<R>* rows, const R* window, const int* group, const unsigned char* flag, R scale, std::int64_t n,
@@ -76,14 +92,18 @@ template <class R>
 void norms(const Combination<R>& error, bool estimated, const int* group, const C<R>* y0, const C<R>* y1,
            const int* kind, const double* rtol, const double* atol, double* out, std::int64_t members, std::int64_t n,
            cudaStream_t stream);
-/// N of every member, one block each (block_nonlinear.hpp): rows `in` → `out`, γ s(ω) and H_R
-/// (n/2 + 1 values; nullptr: no member has Raman) per group, the Kerr and Raman weights per
-/// member, twiddles e^{−2πik/n} for k < n/2; n = 2^log2n must satisfy block::fits for
-/// `shared_bytes`, which the launcher grants the kernel.
+/// N of every member, one block each (block_nonlinear.hpp), of the stage input `input` (formed
+/// on the fly) into `out`: γ s(ω) and H_R (n/2 + 1 values; nullptr: no member has Raman) per
+/// group, the Kerr and Raman weights per member, twiddles e^{−2πik/n} for k < n/2; n = 2^log2n
+/// must satisfy block::fits for `shared_bytes`, granted by prepare_block_nonlinear.
 template <class R>
-void block_nonlinear(const C<R>* in, C<R>* out, const R* gamma_shock, const C<R>* raman, const int* group,
-                     const R* kerr, const R* raman_weight, const C<R>* twiddle, int log2n, std::int64_t members,
-                     std::int64_t shared_bytes, cudaStream_t stream);
+void block_nonlinear(const Combination<R>& input, const StageOutput<R>& out, const R* gamma_shock, const C<R>* raman,
+                     const int* group, const R* kerr, const R* raman_weight, const C<R>* twiddle, int log2n,
+                     std::int64_t members, std::int64_t shared_bytes, cudaStream_t stream);
+/// Grants block_nonlinear<R> the device's largest dynamic shared memory (once per process and
+/// precision; before a stream capture, which may not change kernel attributes).
+template <class R>
+void prepare_block_nonlinear();
 /// The largest dynamic shared memory a block of the current device may opt into, bytes.
 std::int64_t block_shared_memory_limit();
 /// Per member (one block each) measures.hpp's measures from the spectrum y and the time samples

@@ -4,7 +4,7 @@
 
 namespace lockstep::prop {
 
-std::unique_ptr<Engine> make_cuda_engine(std::span<const Config* const>, const Tableau&, DType, bool) {
+std::unique_ptr<Engine> make_cuda_engine(std::span<const Config* const>, const Tableau&, DType, const CudaOptions&) {
   runtime_failure("prop.cuda_engine", "this build of lockstep has no CUDA (configure with -DLOCKSTEP_CUDA=ON)");
 }
 

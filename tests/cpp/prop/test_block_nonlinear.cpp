@@ -50,14 +50,18 @@ std::vector<Complex> evaluate(const lp::MemberPhysics& p, const std::vector<Comp
   std::vector<R> gs(p.gamma_shock.begin(), p.gamma_shock.end());
   std::vector<lb::Complex2<R>> output(static_cast<std::size_t>(n)), a(static_cast<std::size_t>(n)), z(static_cast<std::size_t>(n / 2));
   const double nd = static_cast<double>(n);
-  lb::NonlinearBlock<R> block{input.data(), output.data(), gs.data(), p.has_raman() ? raman.data() : nullptr,
+  lb::NonlinearBlock<R> block{gs.data(), p.has_raman() ? raman.data() : nullptr,
                               static_cast<R>((1 - p.raman_fraction) / (nd * nd * nd)),
                               static_cast<R>(p.raman_fraction / (nd * nd * nd * nd)), twiddle.data(), log2n,
                               a.data(), z.data()};
   std::barrier sync(threads);
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] { block.evaluate(t, threads, [&] { sync.arrive_and_wait(); }); });
+    pool.emplace_back([&, t] {
+      block.evaluate(
+          t, threads, [&](unsigned j) { return input[j]; }, [&](unsigned k, lb::Complex2<R> v) { output[k] = v; },
+          [&] { sync.arrive_and_wait(); });
+    });
   for (auto& th : pool) th.join();
   std::vector<Complex> out;
   for (const auto& c : output) out.emplace_back(c.x, c.y);

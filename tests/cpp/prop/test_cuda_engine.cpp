@@ -76,35 +76,34 @@ struct Batch {
   }
 };
 
-std::vector<std::vector<Complex>> read(lp::Engine& e, bool dense, double theta = 1) {
-  std::vector<std::vector<Complex>> rows(static_cast<std::size_t>(e.members()),
-                                         std::vector<Complex>(static_cast<std::size_t>(e.points())));
-  std::vector<Complex*> p;
-  for (auto& r : rows) p.push_back(r.data());
-  if (dense) {
-    e.read_dense_output(theta, p);
-  } else {
-    e.read_solutions(p);
+// Rows of every member, filled by an engine's read (complete after finish_reads()).
+struct Rows {
+  std::vector<std::vector<Complex>> rows;
+  std::vector<Complex*> pointers;
+  explicit Rows(const lp::Engine& e)
+      : rows(static_cast<std::size_t>(e.members()), std::vector<Complex>(static_cast<std::size_t>(e.points()))) {
+    for (auto& r : rows) pointers.push_back(r.data());
   }
-  return rows;
-}
+};
 
 struct TrialCase {
   lp::Scheme scheme;
   DType precision;
   bool block_nonlinear;  // N in one block per member, or by cuFFT plans
+  bool graphs;           // trials replayed as CUDA graphs
 };
 
 class CudaTrial : public ::testing::TestWithParam<TrialCase> {};
 
-// Two steps (the second with FSAL, windows applied in between) on both engines: norms,
-// finiteness, evaluations, solutions, dense output and measures agree.
+// Four steps (FSAL from the second on, windows applied in between; step lengths repeated and
+// changed, so captured trials replay with new h and rows) on both engines: norms, finiteness,
+// evaluations, solutions, dense output and measures agree.
 TEST_P(CudaTrial, MatchesHostEngine) {
-  const auto [scheme, precision, block_nonlinear] = GetParam();
+  const auto [scheme, precision, block_nonlinear, graphs] = GetParam();
   Batch b(mixed_configs(scheme));
   const lp::Tableau& tableau = lp::tableau(scheme);
-  auto host = lp::make_gnlse_engine(b.pointers, tableau, {lockstep::Device::cpu, DType::f64, 0});
-  auto cuda = lp::make_gnlse_engine(b.pointers, tableau, {lockstep::Device::cuda, precision, 0, block_nonlinear});
+  auto host = lp::make_gnlse_engine(b.pointers, tableau, {lockstep::Device::cpu, DType::f64, 0, {}});
+  auto cuda = lp::make_gnlse_engine(b.pointers, tableau, {lockstep::Device::cuda, precision, 0, {block_nonlinear, graphs}});
   for (std::size_t i = 0; i < b.configs.size(); ++i) {
     host->load(static_cast<std::int64_t>(i), b.spectra[i].data(), b.control(i));
     cuda->load(static_cast<std::int64_t>(i), b.spectra[i].data(), b.control(i));
@@ -117,14 +116,16 @@ TEST_P(CudaTrial, MatchesHostEngine) {
     EXPECT_NEAR(c.peak_power, a.peak_power, tol * a.peak_power);
     EXPECT_NEAR(c.spectral_centroid, a.spectral_centroid, tol * 1e-3 * a.spectral_centroid);
   }
-  for (double h : {2e-4, 3e-4}) {
+  const std::vector<double> steps{2e-4, 3e-4, 3e-4, 2.5e-4};
+  for (std::size_t step = 0; step < steps.size(); ++step) {
+    const double h = steps[step];
     host->trial(h, lp::Evaluation::batched);
     cuda->trial(h, lp::Evaluation::batched);
     for (std::int64_t i = 0; i < host->members(); ++i) {
       SCOPED_TRACE("member " + std::to_string(i) + ", h " + std::to_string(h));
       // The CUDA engine hands N(candidate) to the next step for the whole batch or not at all:
       // a member's window (member 3) makes every member re-evaluate the first stage.
-      if (h == 2e-4) {
+      if (step == 0) {
         EXPECT_EQ(cuda->evaluations(i), host->evaluations(i));
       } else {
         EXPECT_EQ(cuda->evaluations(i), tableau.stages());
@@ -140,11 +141,23 @@ TEST_P(CudaTrial, MatchesHostEngine) {
     }
     host->accept();
     cuda->accept();
-    const auto hs = read(*host, false), cs = read(*cuda, false);
-    for (std::size_t i = 0; i < hs.size(); ++i) EXPECT_LT(relative_difference(cs[i], hs[i]), tol) << "member " << i;
-    if (tableau.has_dense_output()) {
-      const auto hd = read(*host, true, 0.37), cd = read(*cuda, true, 0.37);
-      for (std::size_t i = 0; i < hd.size(); ++i) EXPECT_LT(relative_difference(cd[i], hd[i]), tol) << "member " << i;
+    // Three reads in flight at once on the CUDA engine (more than its two plane slots).
+    Rows hs(*host), cs(*cuda), hd(*host), cd(*cuda), hd2(*host), cd2(*cuda);
+    const bool dense = tableau.has_dense_output();
+    for (lp::Engine* e : {host.get(), cuda.get()}) {
+      const bool on_host = e == host.get();
+      e->read_solutions((on_host ? hs : cs).pointers);
+      if (dense) {
+        e->read_dense_output(0.37, (on_host ? hd : cd).pointers);
+        e->read_dense_output(0.81, (on_host ? hd2 : cd2).pointers);
+      }
+      e->finish_reads();
+    }
+    for (std::size_t i = 0; i < hs.rows.size(); ++i) {
+      EXPECT_LT(relative_difference(cs.rows[i], hs.rows[i]), tol) << "member " << i;
+      if (!dense) continue;
+      EXPECT_LT(relative_difference(cd.rows[i], hd.rows[i]), tol) << "member " << i;
+      EXPECT_LT(relative_difference(cd2.rows[i], hd2.rows[i]), tol) << "member " << i;
     }
     for (std::int64_t i = 0; i < host->members(); ++i) {
       const lp::FieldMeasures a = host->measures(i), c = cuda->measures(i);
@@ -155,14 +168,16 @@ TEST_P(CudaTrial, MatchesHostEngine) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Schemes, CudaTrial,
-                         ::testing::Values(TrialCase{lp::Scheme::rk4ip, DType::f64, true},
-                                           TrialCase{lp::Scheme::erk43ip, DType::f64, true},
-                                           TrialCase{lp::Scheme::dp54ip, DType::f64, true},
-                                           TrialCase{lp::Scheme::rk4ip, DType::f32, true},
-                                           TrialCase{lp::Scheme::dp54ip, DType::f32, true},
-                                           TrialCase{lp::Scheme::rk4ip, DType::f64, false},
-                                           TrialCase{lp::Scheme::dp54ip, DType::f64, false},
-                                           TrialCase{lp::Scheme::dp54ip, DType::f32, false}));
+                         ::testing::Values(TrialCase{lp::Scheme::rk4ip, DType::f64, true, true},
+                                           TrialCase{lp::Scheme::erk43ip, DType::f64, true, true},
+                                           TrialCase{lp::Scheme::dp54ip, DType::f64, true, true},
+                                           TrialCase{lp::Scheme::rk4ip, DType::f32, true, true},
+                                           TrialCase{lp::Scheme::dp54ip, DType::f32, true, true},
+                                           TrialCase{lp::Scheme::rk4ip, DType::f64, false, true},
+                                           TrialCase{lp::Scheme::dp54ip, DType::f64, false, true},
+                                           TrialCase{lp::Scheme::dp54ip, DType::f32, false, true},
+                                           TrialCase{lp::Scheme::dp54ip, DType::f64, true, false},
+                                           TrialCase{lp::Scheme::rk4ip, DType::f64, false, false}));
 
 TEST(CudaEngine, RefusesPerMemberEvaluation) {
   Batch b(mixed_configs(lp::Scheme::rk4ip));
@@ -179,7 +194,7 @@ lp::Member dudley_member(const lp::Config& c) { return lp::Member(c, lp::initial
 void compare_runs(const lp::Config& config, double tol, int step_slack) {
   std::vector<lp::Member> cpu{dudley_member(config)}, gpu{dudley_member(config)};
   lp::run_gnlse(cpu);
-  lp::run_gnlse(gpu, {}, {lockstep::Device::cuda, DType::f64, 0});
+  lp::run_gnlse(gpu, {}, {lockstep::Device::cuda, DType::f64, 0, {}});
   const lp::Member &a = cpu[0], &c = gpu[0];
   EXPECT_NEAR(static_cast<double>(c.ledger().accepted_steps), static_cast<double>(a.ledger().accepted_steps),
               step_slack);
@@ -230,7 +245,7 @@ TEST(CudaRunner, ShotNoiseEnsembleMatchesCpu) {
     gpu.push_back(dudley_member(c));
   }
   lp::run_gnlse(cpu);
-  lp::run_gnlse(gpu, {}, {lockstep::Device::cuda, DType::f64, 0});
+  lp::run_gnlse(gpu, {}, {lockstep::Device::cuda, DType::f64, 0, {}});
   EXPECT_EQ(gpu[0].ledger().accepted_steps, cpu[0].ledger().accepted_steps);
   double worst = 0;
   std::vector<std::vector<Complex>> a, c;

@@ -17,7 +17,7 @@ TEST(EngineChoice, CpuRefusesFloat32) {
   const lp::Config* p = &c;
   try {
     lp::make_gnlse_engine(std::span<const lp::Config* const>(&p, 1), lp::tableau(c.stepping.scheme),
-                          {lockstep::Device::cpu, lockstep::DType::f32, 1});
+                          {lockstep::Device::cpu, lockstep::DType::f32, 1, {}});
     FAIL() << "float32 on the CPU was accepted";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("CUDA only"), std::string::npos) << e.what();
@@ -31,7 +31,7 @@ TEST(EngineChoice, CudaWithoutDeviceIsAClearError) {
   const lp::Config* p = &c;
   try {
     lp::make_gnlse_engine(std::span<const lp::Config* const>(&p, 1), lp::tableau(c.stepping.scheme),
-                          {lockstep::Device::cuda, lockstep::DType::f64, 0});
+                          {lockstep::Device::cuda, lockstep::DType::f64, 0, {}});
     FAIL() << "a CUDA engine was made without CUDA";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("CUDA"), std::string::npos) << e.what();
