@@ -100,9 +100,16 @@ FftTimes time_transforms(std::int64_t n, std::int64_t members) {
   return t;
 }
 
+// How the engine computes: N by blocks or by cuFFT plans, trials replayed as graphs or not.
+struct Variant {
+  const char* name;
+  lp::CudaOptions options;
+};
+constexpr Variant kVariants[] = {{"block", {true, true}}, {"block_nograph", {true, false}}, {"cufft", {false, true}}};
+
 // Times `steps` accepted steps of `members` members after two warm-up steps.
 std::string time_scheme(const char* name, lp::Scheme scheme, std::int64_t members, std::int64_t steps,
-                        const FftTimes& fft, bool block_nonlinear) {
+                        const FftTimes& fft, const Variant& variant) {
   std::vector<lp::Config> configs;
   for (std::int64_t i = 0; i < members; ++i) configs.push_back(dudley(scheme, 1 + static_cast<std::uint64_t>(i)));
   std::vector<lp::Member> batch;
@@ -113,7 +120,7 @@ std::string time_scheme(const char* name, lp::Scheme scheme, std::int64_t member
   for (const auto& c : configs) config_pointers.push_back(&c);
   lp::EngineOptions options;
   options.device = lockstep::Device::cuda;
-  options.cuda.block_nonlinear = block_nonlinear;
+  options.cuda = variant.options;
   auto engine = lp::make_gnlse_engine(config_pointers, lp::tableau(scheme), options);
   lp::RunOptions warm, timed;
   warm.max_steps = 2;
@@ -131,15 +138,15 @@ std::string time_scheme(const char* name, lp::Scheme scheme, std::int64_t member
   const double floor = static_cast<double>(evaluations) * fft.evaluation + static_cast<double>(accepted) * fft.complex;
   const double rate = static_cast<double>(members * accepted) / seconds;
   std::ostringstream o;
-  o << "{\"scheme\": \"" << name << "\", \"nonlinear\": \"" << (block_nonlinear ? "block" : "cufft")
+  o << "{\"scheme\": \"" << name << "\", \"variant\": \"" << variant.name
     << "\", \"accepted_steps\": " << accepted
     << ", \"rejected_steps\": " << after.rejected_steps - before.rejected_steps
     << ", \"evaluations_per_member\": " << evaluations << ", \"seconds\": " << seconds
     << ", \"member_steps_per_s\": " << rate << ", \"fft_floor_s\": " << floor
     << ", \"floor_member_steps_per_s\": " << static_cast<double>(members * accepted) / floor
     << ", \"ratio_to_floor\": " << floor / seconds << "}";
-  std::printf("  %-6s %-5s %5lld members: %8.4f s for %lld steps, %.4g member-steps/s, FFT floor %.4f s (ratio %.2f)\n",
-              name, block_nonlinear ? "block" : "cufft", static_cast<long long>(members), seconds, static_cast<long long>(accepted), rate, floor,
+  std::printf("  %-6s %-13s %5lld members: %8.4f s for %lld steps, %.4g member-steps/s, FFT floor %.4f s (ratio %.2f)\n",
+              name, variant.name, static_cast<long long>(members), seconds, static_cast<long long>(accepted), rate, floor,
               floor / seconds);
   std::fflush(stdout);
   return o.str();
@@ -148,8 +155,8 @@ std::string time_scheme(const char* name, lp::Scheme scheme, std::int64_t member
 double float32_error() {
   lp::Config c;
   std::vector<lp::Member> a{lp::Member(c, lp::initial_spectrum(c.pulse, lp::Grid(c.grid)))}, b = a;
-  lp::run_gnlse(a, {}, {lockstep::Device::cuda, lockstep::DType::f64});
-  lp::run_gnlse(b, {}, {lockstep::Device::cuda, lockstep::DType::f32});
+  lp::run_gnlse(a, {}, {lockstep::Device::cuda, lockstep::DType::f64, 0, {}});
+  lp::run_gnlse(b, {}, {lockstep::Device::cuda, lockstep::DType::f32, 0, {}});
   double d = 0, s = 0;
   for (std::size_t k = 0; k < a[0].spectrum().size(); ++k) {
     d += std::norm(a[0].spectrum()[k] - b[0].spectrum()[k]);
@@ -184,10 +191,9 @@ int main(int argc, char** argv) {
     const std::int64_t steps = std::max<std::int64_t>(50, std::min<std::int64_t>(400, 200000 / m));
     json << "    {\"members\": " << m << ", \"fft_evaluation_s\": " << fft.evaluation
          << ", \"fft_complex_s\": " << fft.complex;
-    for (const bool block : {true, false})
-      json << ",\n     \"rk4ip_" << (block ? "block" : "cufft") << "\": "
-           << time_scheme("rk4ip", lp::Scheme::rk4ip, m, steps, fft, block) << ",\n     \"dp54ip_"
-           << (block ? "block" : "cufft") << "\": " << time_scheme("dp54ip", lp::Scheme::dp54ip, m, steps, fft, block);
+    for (const Variant& v : kVariants)
+      json << ",\n     \"rk4ip_" << v.name << "\": " << time_scheme("rk4ip", lp::Scheme::rk4ip, m, steps, fft, v)
+           << ",\n     \"dp54ip_" << v.name << "\": " << time_scheme("dp54ip", lp::Scheme::dp54ip, m, steps, fft, v);
     json << "}" << (i + 1 < sizes.size() ? "," : "") << "\n";
   }
   const double f32 = float32_error();
