@@ -29,7 +29,7 @@ namespace lockstep::prop {
 /// The CUDA engine of `configs` (one member each, one grid), stepping with `tableau`, in
 /// `precision` (f64 or f32), on the current CUDA device. options.block_nonlinear: N evaluated
 /// by one thread block per member in shared memory (the field read and N written once) where
-/// the grid fits (2^k points, up to 2^13 in f64 and 2^14 in f32 with Raman), else, and with
+/// the grid fits (2^k points, 16 to 2^13), else, and with
 /// false, by batched cuFFT plans and element-wise kernels. options.graphs: each trial replayed
 /// as a CUDA graph. std::runtime_error when this build has
 /// no CUDA or no device is visible, or when the device memory does not suffice (the message

@@ -209,7 +209,7 @@ class CudaEngine final : public Engine {
   bool block_ = false;
   int log2n_ = 0;
   std::int64_t block_shared_ = 0;
-  DeviceArray<Cx> twiddle_;  // e^{−2πik/n}, k < n/2
+  DeviceArray<Cx> twiddle_;  // e^{−2πik/n}, k < n
 
   // Per member
   DeviceArray<int> group_;
@@ -368,13 +368,13 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, const Cuda
     block_ = true;
     cuda::prepare_block_nonlinear<R>();
     while ((std::int64_t{1} << log2n_) < n_) ++log2n_;
-    block_shared_ = (raman_ ? n_ + n_ / 2 : n_) * static_cast<std::int64_t>(sizeof(Cx));
+    block_shared_ = block::shared_bytes<R>(n_, raman_);
     std::vector<Cx> twiddle;
-    for (std::int64_t k = 0; k < n_ / 2; ++k) {
+    for (std::int64_t k = 0; k < n_; ++k) {
       const double phase = -2 * std::numbers::pi * static_cast<double>(k) / static_cast<double>(n_);
       twiddle.push_back({static_cast<R>(std::cos(phase)), static_cast<R>(std::sin(phase))});
     }
-    twiddle_ = DeviceArray<Cx>(n_ / 2);
+    twiddle_ = DeviceArray<Cx>(n_);
     twiddle_.upload(twiddle);
   }
   c2c_ = std::make_unique<cuda::FftPlan>(Fft<R>::c2c, n_, m_, stream_);  // windows, measures (and N without blocks)

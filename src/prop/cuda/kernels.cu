@@ -262,7 +262,7 @@ struct BlockBarrier {
 };
 
 template <class R>
-__global__ void __launch_bounds__(1024)
+__global__ void __launch_bounds__(block::kMaxThreads, 1)
 block_nonlinear_kernel(Combination<R> input, StageOutput<R> out, const R* gamma_shock, const C<R>* raman,
                        const int* group, const R* kerr, const R* raman_weight, const C<R>* twiddle, int log2n) {
   using B = block::Complex2<R>;
@@ -270,7 +270,7 @@ block_nonlinear_kernel(Combination<R> input, StageOutput<R> out, const R* gamma_
   const std::int64_t n = std::int64_t{1} << log2n, m = blockIdx.x, row = m * n;
   const int g = group[m];
   const R h = step_of(input);
-  B* a = reinterpret_cast<B*>(shared);
+  B* a = reinterpret_cast<B*>(shared);  // n + n/8 values (padded), then the intensity's
   block::NonlinearBlock<R> b{gamma_shock + g * n,
                              raman ? reinterpret_cast<const B*>(raman + g * (n / 2 + 1)) : nullptr,
                              kerr[m],
@@ -278,14 +278,14 @@ block_nonlinear_kernel(Combination<R> input, StageOutput<R> out, const R* gamma_
                              reinterpret_cast<const B*>(twiddle),
                              log2n,
                              a,
-                             a + n};
+                             a + n + n / 8};
   auto load = [&](unsigned j) {
     const C<R> v = combine_at<R>(input, h, row + j, j, g);
     if (out.input) out.input[row + j] = v;
     return B{v.x, v.y};
   };
   auto store = [&](unsigned k, B v) { store_stage<R>(out, make<R>(v.x, v.y), row + k, k, g); };
-  b.evaluate(static_cast<int>(threadIdx.x), static_cast<int>(blockDim.x), load, store, BlockBarrier{});
+  b.evaluate(static_cast<int>(threadIdx.x), load, store, BlockBarrier{});
 }
 
 namespace {
@@ -368,7 +368,7 @@ template <class R>
 void block_nonlinear(const Combination<R>& input, const StageOutput<R>& out, const R* gamma_shock, const C<R>* raman,
                      const int* group, const R* kerr, const R* raman_weight, const C<R>* twiddle, int log2n,
                      std::int64_t members, std::int64_t shared_bytes, cudaStream_t stream) {
-  const int threads = static_cast<int>(std::min<std::int64_t>(1024, (std::int64_t{1} << log2n) / 2));
+  const int threads = static_cast<int>((std::int64_t{1} << log2n) / block::kValues);
   block_nonlinear_kernel<R><<<static_cast<unsigned>(members), threads, static_cast<std::size_t>(shared_bytes), stream>>>(
       input, out, gamma_shock, raman, group, kerr, raman_weight, twiddle, log2n);
 }

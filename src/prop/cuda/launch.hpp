@@ -94,8 +94,9 @@ void norms(const Combination<R>& error, bool estimated, const int* group, const 
            cudaStream_t stream);
 /// N of every member, one block each (block_nonlinear.hpp), of the stage input `input` (formed
 /// on the fly) into `out`: γ s(ω) and H_R (n/2 + 1 values; nullptr: no member has Raman) per
-/// group, the Kerr and Raman weights per member, twiddles e^{−2πik/n} for k < n/2; n = 2^log2n
-/// must satisfy block::fits for `shared_bytes`, granted by prepare_block_nonlinear.
+/// group, the Kerr and Raman weights per member, twiddles e^{−2πik/n} for k < n; n = 2^log2n
+/// must satisfy block::fits for `shared_bytes` (block::shared_bytes), granted by
+/// prepare_block_nonlinear.
 template <class R>
 void block_nonlinear(const Combination<R>& input, const StageOutput<R>& out, const R* gamma_shock, const C<R>* raman,
                      const int* group, const R* kerr, const R* raman_weight, const C<R>* twiddle, int log2n,
