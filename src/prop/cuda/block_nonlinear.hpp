@@ -49,8 +49,10 @@ template <class R> LOCKSTEP_HD Complex2<R> times_i(Complex2<R> a) { return {-a.y
 
 /// Values of a transform each thread holds in registers between the two halves of a pass; a
 /// block has n/kValues threads, at most kMaxThreads.
-inline constexpr int kValues = 8;
-inline constexpr int kMaxThreads = 1024;
+inline constexpr int kValues = 16;
+/// The radix of a transform's passes, 2^kRadixBits (the last pass: what remains).
+inline constexpr int kRadixBits = 2;
+inline constexpr int kMaxThreads = 512;
 
 /// The shared-memory index of value i (one pad value after every 8).
 LOCKSTEP_HD unsigned padded(unsigned i) { return i + (i >> 3); }
@@ -224,7 +226,7 @@ struct NonlinearBlock {
   template <class Load, class Store, class Barrier>
   LOCKSTEP_HD void transform(int bits, bool inverse, int tid, Load&& load, Store&& store, Barrier&& barrier) const {
     const unsigned count = 1u << bits;
-    const int passes = (bits + 2) / 3;
+    const int passes = (bits + kRadixBits - 1) / kRadixBits;
     // The buffer between passes: the one `store` fills. Both transforms of the field write a,
     // those of the intensity z; the field's inverse ends in global memory but starts from a.
     C* x = bits == log2n ? a : z;
@@ -232,15 +234,16 @@ struct NonlinearBlock {
     auto to_x = [x](unsigned i, C v) { x[padded(i)] = v; };
     // The last pass's radix decides the pass functions made: first and middle passes are of
     // radix 8.
-    const int last_bits = bits % 3 == 0 ? 3 : bits % 3;
+    const int last_bits = bits % kRadixBits == 0 ? kRadixBits : bits % kRadixBits;
     unsigned ns = 1;
     if (passes == 1) {
       last_pass(last_bits, count, ns, inverse, tid, load, store, barrier);
       return;
     }
-    pass<8>(count, ns, inverse, tid, load, to_x, barrier);
-    for (int p = 1; p + 1 < passes; ++p) pass<8>(count, ns <<= 3, inverse, tid, from_x, to_x, barrier);
-    last_pass(last_bits, count, ns << 3, inverse, tid, from_x, store, barrier);
+    constexpr int kRadix = 1 << kRadixBits;
+    pass<kRadix>(count, ns, inverse, tid, load, to_x, barrier);
+    for (int p = 1; p + 1 < passes; ++p) pass<kRadix>(count, ns <<= kRadixBits, inverse, tid, from_x, to_x, barrier);
+    last_pass(last_bits, count, ns << kRadixBits, inverse, tid, from_x, store, barrier);
   }
 
   template <class Load, class Store, class Barrier>
@@ -248,7 +251,7 @@ struct NonlinearBlock {
                              Store&& store, Barrier&& barrier) const {
     if (radix_bits == 1) {
       pass<2>(count, ns, inverse, tid, load, store, barrier);
-    } else if (radix_bits == 2) {
+    } else if (radix_bits == 2 || kRadixBits == 2) {
       pass<4>(count, ns, inverse, tid, load, store, barrier);
     } else {
       pass<8>(count, ns, inverse, tid, load, store, barrier);
