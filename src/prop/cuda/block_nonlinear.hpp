@@ -49,10 +49,10 @@ template <class R> LOCKSTEP_HD Complex2<R> times_i(Complex2<R> a) { return {-a.y
 
 /// Values of a transform each thread holds in registers between the two halves of a pass; a
 /// block has n/kValues threads, at most kMaxThreads.
-inline constexpr int kValues = 16;
+inline constexpr int kValues = 8;
 /// The radix of a transform's passes, 2^kRadixBits (the last pass: what remains).
-inline constexpr int kRadixBits = 2;
-inline constexpr int kMaxThreads = 512;
+inline constexpr int kRadixBits = 3;
+inline constexpr int kMaxThreads = 1024;
 
 /// The shared-memory index of value i (one pad value after every 8).
 LOCKSTEP_HD unsigned padded(unsigned i) { return i + (i >> 3); }

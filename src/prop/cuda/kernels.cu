@@ -24,8 +24,12 @@ __device__ __forceinline__ R step_of(const Combination<R>& c) {
 template <class R>
 __device__ __forceinline__ C<R> combine_at(const Combination<R>& c, R h, std::int64_t i, std::int64_t k, int group) {
   C<R> acc = make<R>(0, 0);
+  // The term loops unroll over kMaxTerms with the counts as predicates: no loop whose trip
+  // count is known only at run time, which keeps the block kernel's values in registers.
   if (c.frame_y0 || c.frames > 0) {
-    for (int t = 0; t < c.frames; ++t) {
+#pragma unroll
+    for (int t = 0; t < Combination<R>::kMaxTerms; ++t) {
+      if (t >= c.frames) break;
       const C<R> v = c.frame[t][i];
       acc.x += c.frame_weight[t] * v.x;
       acc.y += c.frame_weight[t] * v.y;
@@ -39,7 +43,9 @@ __device__ __forceinline__ C<R> combine_at(const Combination<R>& c, R h, std::in
     if (c.exponential) acc = mul<R>(acc, c.exponential[group * c.group_stride + k]);
   }
   C<R> direct = make<R>(0, 0);
-  for (int t = 0; t < c.directs; ++t) {
+#pragma unroll
+  for (int t = 0; t < Combination<R>::kMaxTerms; ++t) {
+    if (t >= c.directs) break;
     const C<R> v = c.direct[t][i];
     direct.x += c.direct_weight[t] * v.x;
     direct.y += c.direct_weight[t] * v.y;
