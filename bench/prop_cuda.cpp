@@ -1,6 +1,7 @@
 // CUDA benchmark of the propagation engine: Dudley members (shot noise, 2^13 points) on a
-// fixed RK4IP schedule and adaptive DP5(4)-IP, for several batch sizes, with N evaluated by one
-// block per member ("block") and by batched cuFFT plans ("cufft"): member-steps per second,
+// fixed RK4IP schedule and adaptive DP5(4)-IP, for several batch sizes, with each trial
+// replayed as a CUDA graph ("graph") and launched kernel by kernel ("launches"): member-steps
+// per second,
 // the time the same transforms take alone (the floor: batched cuFFT plans made as the engine
 // makes them, timed with CUDA events) and the ratio floor / measured. Also the float32 error
 // against float64 on the whole Dudley case.
@@ -100,12 +101,12 @@ FftTimes time_transforms(std::int64_t n, std::int64_t members) {
   return t;
 }
 
-// How the engine computes: N by blocks or by cuFFT plans, trials replayed as graphs or not.
+// How the engine launches a trial: replayed as a CUDA graph or kernel by kernel.
 struct Variant {
   const char* name;
   lp::CudaOptions options;
 };
-constexpr Variant kVariants[] = {{"block", {true, true}}, {"block_nograph", {true, false}}, {"cufft", {false, true}}};
+constexpr Variant kVariants[] = {{"graph", {true}}, {"launches", {false}}};
 
 // Times `steps` accepted steps of `members` members after two warm-up steps.
 std::string time_scheme(const char* name, lp::Scheme scheme, std::int64_t members, std::int64_t steps,

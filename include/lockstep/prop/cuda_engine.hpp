@@ -3,14 +3,15 @@
 //
 // The batch's fields live on the device as (members × points) arrays. Each stage input is one
 // fused element-wise kernel (the interaction-picture combination of stepper.hpp, exponentials
-// per group of members sharing L(ω)); each evaluation of N is one kernel with a thread block
-// per member doing the whole operator in shared memory (block_nonlinear.hpp: the field read and
-// N written once) where the grid fits, else one batched cuFFT plan over all members plus three
-// element-wise kernels (intensity, Kerr + Raman product, the iγs(ω) factor) and, with Raman, a
-// batched real transform pair around the H_R product; each member's error
-// norm is one block of a segmented reduction that forms the error estimate on the fly. A trial
-// copies 2 doubles per member back to the host (norm, finiteness), an acceptance 4 (the
-// measures); the fields cross only when planes are saved or the run ends.
+// per group of members sharing L(ω)); each evaluation of N is one batched cuFFT plan over all
+// members plus three element-wise kernels (intensity, Kerr + Raman product, and the iγs(ω)
+// factor, which also writes k_j = D·N_j where the stepper needs it) and, with Raman, a batched
+// real transform pair around the H_R product; each member's error norm is one block of a
+// segmented reduction that forms the error estimate on the fly. The kernels read h from device
+// memory, so a trial is captured once as a CUDA graph and replayed for every step length. A
+// trial copies 2 doubles per member back to the host (norm, finiteness), an acceptance 4 (the
+// measures); the fields cross only when planes are saved or the run ends, and planes stream to
+// the host on a second stream while the stepping goes on.
 //
 // Precision: float64 by default; float32 (the same kernels and cuFFT's single-precision plans;
 // exponentials and reductions still in double) as an option.
@@ -27,13 +28,9 @@
 namespace lockstep::prop {
 
 /// The CUDA engine of `configs` (one member each, one grid), stepping with `tableau`, in
-/// `precision` (f64 or f32), on the current CUDA device. options.block_nonlinear: N evaluated
-/// by one thread block per member in shared memory (the field read and N written once) where
-/// the grid fits (2^k points, 16 to 2^13), else, and with
-/// false, by batched cuFFT plans and element-wise kernels. options.graphs: each trial replayed
-/// as a CUDA graph. std::runtime_error when this build has
-/// no CUDA or no device is visible, or when the device memory does not suffice (the message
-/// gives the bytes needed and free).
+/// `precision` (f64 or f32), on the current CUDA device; options.graphs: each trial replayed as
+/// a CUDA graph. std::runtime_error when this build has no CUDA or no device is visible, or
+/// when the device memory does not suffice (the message gives the bytes needed and free).
 std::unique_ptr<Engine> make_cuda_engine(std::span<const Config* const> configs, const Tableau& tableau,
                                          DType precision = DType::f64, const CudaOptions& options = {});
 

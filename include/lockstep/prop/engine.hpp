@@ -27,8 +27,6 @@ enum class Evaluation {
 
 /// How the CUDA engine computes (cuda_engine.hpp).
 struct CudaOptions {
-  /// N by one thread block per member where the grid fits; false: batched cuFFT plans.
-  bool block_nonlinear = true;
   /// A trial's kernels replayed as a CUDA graph (captured at the first trial); false: launched
   /// one by one.
   bool graphs = true;

@@ -6,11 +6,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <numbers>
 #include <utility>
 #include <vector>
 
-#include "block_nonlinear.hpp"
 #include "fft_plan.hpp"
 #include "launch.hpp"
 #include "lockstep/core/backend.hpp"
@@ -204,12 +202,6 @@ class CudaEngine final : public Engine {
   bool use_graphs_;
   std::vector<CapturedTrial> graphs_;
   bool raman_ = false, frequency_windows_ = false, time_windows_ = false;
-  // N by one block per member (block_nonlinear.hpp) when the grid fits shared memory; else
-  // cuFFT plans and element-wise kernels.
-  bool block_ = false;
-  int log2n_ = 0;
-  std::int64_t block_shared_ = 0;
-  DeviceArray<Cx> twiddle_;  // e^{−2πik/n}, k < n
 
   // Per member
   DeviceArray<int> group_;
@@ -364,21 +356,8 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, const Cuda
     n_rows_.push_back(stage_values_.get() + j * total());
     k_rows_.push_back(k_values_.get() + j * total());
   }
-  if (options.block_nonlinear && block::fits<R>(n_, raman_, cuda::block_shared_memory_limit())) {
-    block_ = true;
-    cuda::prepare_block_nonlinear<R>();
-    while ((std::int64_t{1} << log2n_) < n_) ++log2n_;
-    block_shared_ = block::shared_bytes<R>(n_, raman_);
-    std::vector<Cx> twiddle;
-    for (std::int64_t k = 0; k < n_; ++k) {
-      const double phase = -2 * std::numbers::pi * static_cast<double>(k) / static_cast<double>(n_);
-      twiddle.push_back({static_cast<R>(std::cos(phase)), static_cast<R>(std::sin(phase))});
-    }
-    twiddle_ = DeviceArray<Cx>(n_);
-    twiddle_.upload(twiddle);
-  }
-  c2c_ = std::make_unique<cuda::FftPlan>(Fft<R>::c2c, n_, m_, stream_);  // windows, measures (and N without blocks)
-  if (raman_ && !block_) {
+  c2c_ = std::make_unique<cuda::FftPlan>(Fft<R>::c2c, n_, m_, stream_);
+  if (raman_) {
     intensity_ = DeviceArray<R>(total());
     half_spectrum_ = DeviceArray<Cx>(m_ * half);
     r2c_ = std::make_unique<cuda::FftPlan>(Fft<R>::r2c, n_, m_, stream_);
@@ -484,11 +463,6 @@ void CudaEngine<R>::update_exponentials(double h) {
 
 template <class R>
 void CudaEngine<R>::evaluate(const cuda::Combination<R>& input, const cuda::StageOutput<R>& out) {
-  if (block_) {
-    cuda::block_nonlinear<R>(input, out, gamma_shock_.get(), raman_ ? raman_response_.get() : nullptr, group_.get(),
-                             kerr_.get(), raman_coefficient_.get(), twiddle_.get(), log2n_, m_, block_shared_, stream_);
-    return;
-  }
   // The input row: Ã_n itself, or the combination formed into out.input (or a scratch row).
   const bool plain = input.direct_y0 && !input.frame_y0 && input.frames == 0 && input.directs == 0;
   Cx* in = out.input ? out.input : input_.get();

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "block_nonlinear.hpp"
 #include "launch.hpp"
 
 namespace lockstep::prop::cuda {
@@ -24,8 +23,8 @@ __device__ __forceinline__ R step_of(const Combination<R>& c) {
 template <class R>
 __device__ __forceinline__ C<R> combine_at(const Combination<R>& c, R h, std::int64_t i, std::int64_t k, int group) {
   C<R> acc = make<R>(0, 0);
-  // The term loops unroll over kMaxTerms with the counts as predicates: no loop whose trip
-  // count is known only at run time, which keeps the block kernel's values in registers.
+  // The term loops unroll over kMaxTerms with the counts as predicates (no loop whose trip
+  // count is known only at run time).
   if (c.frame_y0 || c.frames > 0) {
 #pragma unroll
     for (int t = 0; t < Combination<R>::kMaxTerms; ++t) {
@@ -258,42 +257,6 @@ measures_kernel(const C<R>* y, const C<R>* a, const double* omega, double omega0
   }
 }
 
-// The block-wide barrier of NonlinearBlock::evaluate.
-struct BlockBarrier {
-  __host__ __device__ void operator()() const {
-#if defined(__CUDA_ARCH__)
-    __syncthreads();
-#endif
-  }
-};
-
-template <class R>
-__global__ void __launch_bounds__(block::kMaxThreads, 1)
-block_nonlinear_kernel(Combination<R> input, StageOutput<R> out, const R* gamma_shock, const C<R>* raman,
-                       const int* group, const R* kerr, const R* raman_weight, const C<R>* twiddle, int log2n) {
-  using B = block::Complex2<R>;
-  extern __shared__ __align__(16) unsigned char shared[];
-  const std::int64_t n = std::int64_t{1} << log2n, m = blockIdx.x, row = m * n;
-  const int g = group[m];
-  const R h = step_of(input);
-  B* a = reinterpret_cast<B*>(shared);  // n + n/8 values (padded), then the intensity's
-  block::NonlinearBlock<R> b{gamma_shock + g * n,
-                             raman ? reinterpret_cast<const B*>(raman + g * (n / 2 + 1)) : nullptr,
-                             kerr[m],
-                             raman_weight[m],
-                             reinterpret_cast<const B*>(twiddle),
-                             log2n,
-                             a,
-                             a + n + n / 8};
-  auto load = [&](unsigned j) {
-    const C<R> v = combine_at<R>(input, h, row + j, j, g);
-    if (out.input) out.input[row + j] = v;
-    return B{v.x, v.y};
-  };
-  auto store = [&](unsigned k, B v) { store_stage<R>(out, make<R>(v.x, v.y), row + k, k, g); };
-  b.evaluate(static_cast<int>(threadIdx.x), load, store, BlockBarrier{});
-}
-
 namespace {
 constexpr int kThreads = 256;
 
@@ -363,29 +326,6 @@ void measures(const C<R>* y, const C<R>* a, const double* omega, double omega0, 
                                                                                      out, n);
 }
 
-template <class R>
-void prepare_block_nonlinear() {
-  static const cudaError_t granted = cudaFuncSetAttribute(
-      block_nonlinear_kernel<R>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(block_shared_memory_limit()));
-  (void)granted;  // a failure shows as the launch's error
-}
-
-template <class R>
-void block_nonlinear(const Combination<R>& input, const StageOutput<R>& out, const R* gamma_shock, const C<R>* raman,
-                     const int* group, const R* kerr, const R* raman_weight, const C<R>* twiddle, int log2n,
-                     std::int64_t members, std::int64_t shared_bytes, cudaStream_t stream) {
-  const int threads = static_cast<int>((std::int64_t{1} << log2n) / block::kValues);
-  block_nonlinear_kernel<R><<<static_cast<unsigned>(members), threads, static_cast<std::size_t>(shared_bytes), stream>>>(
-      input, out, gamma_shock, raman, group, kerr, raman_weight, twiddle, log2n);
-}
-
-std::int64_t block_shared_memory_limit() {
-  int device = 0, bytes = 0;
-  cudaGetDevice(&device);
-  cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
-  return bytes;
-}
-
 #define LOCKSTEP_PROP_LAUNCHERS(R)                                                                                    \
   template void combine<R>(const Combination<R>&, const int*, C<R>*, std::int64_t, std::int64_t, cudaStream_t);     \
   template void exponentials<R>(const double2*, const Exponents&, C<R>*, std::int64_t, std::int64_t, cudaStream_t); \
@@ -400,10 +340,7 @@ std::int64_t block_shared_memory_limit() {
   template void norms<R>(const Combination<R>&, bool, const int*, const C<R>*, const C<R>*, const int*,             \
                          const double*, const double*, double*, std::int64_t, std::int64_t, cudaStream_t);          \
   template void measures<R>(const C<R>*, const C<R>*, const double*, double, double, double, double*, std::int64_t, \
-                            std::int64_t, cudaStream_t);                                                       \
-  template void block_nonlinear<R>(const Combination<R>&, const StageOutput<R>&, const R*, const C<R>*, const int*, \
-                                   const R*, const R*, const C<R>*, int, std::int64_t, std::int64_t, cudaStream_t); \
-  template void prepare_block_nonlinear<R>();
+                            std::int64_t, cudaStream_t);
 LOCKSTEP_PROP_LAUNCHERS(float)
 LOCKSTEP_PROP_LAUNCHERS(double)
 

@@ -92,21 +92,6 @@ template <class R>
 void norms(const Combination<R>& error, bool estimated, const int* group, const C<R>* y0, const C<R>* y1,
            const int* kind, const double* rtol, const double* atol, double* out, std::int64_t members, std::int64_t n,
            cudaStream_t stream);
-/// N of every member, one block each (block_nonlinear.hpp), of the stage input `input` (formed
-/// on the fly) into `out`: γ s(ω) and H_R (n/2 + 1 values; nullptr: no member has Raman) per
-/// group, the Kerr and Raman weights per member, twiddles e^{−2πik/n} for k < n; n = 2^log2n
-/// must satisfy block::fits for `shared_bytes` (block::shared_bytes), granted by
-/// prepare_block_nonlinear.
-template <class R>
-void block_nonlinear(const Combination<R>& input, const StageOutput<R>& out, const R* gamma_shock, const C<R>* raman,
-                     const int* group, const R* kerr, const R* raman_weight, const C<R>* twiddle, int log2n,
-                     std::int64_t members, std::int64_t shared_bytes, cudaStream_t stream);
-/// Grants block_nonlinear<R> the device's largest dynamic shared memory (once per process and
-/// precision; before a stream capture, which may not change kernel attributes).
-template <class R>
-void prepare_block_nonlinear();
-/// The largest dynamic shared memory a block of the current device may opt into, bytes.
-std::int64_t block_shared_memory_limit();
 /// Per member (one block each) measures.hpp's measures from the spectrum y and the time samples
 /// a = n·A: out[4m ..] = energy, photon number, peak power, spectral centroid.
 template <class R>

@@ -6,5 +6,4 @@ lockstep_add_test_executable(lockstep_prop_physics_tests TIMEOUT 120
     test_physics_nonlinear.cpp
     test_physics_pulse.cpp
     test_physics_measures.cpp
-    test_block_nonlinear.cpp
   LIBS lockstep_prop)
