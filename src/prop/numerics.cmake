@@ -15,7 +15,6 @@ target_link_libraries(lockstep_prop PUBLIC lockstep_core)
 # The CUDA engine (cuda/engine.cpp over cuFFT and the kernels of cuda/kernels.cu), or its stub without CUDA.
 if(_cuda)
   target_sources(lockstep_prop PRIVATE cuda/engine.cpp cuda/kernels.cu)
-  target_include_directories(lockstep_prop PRIVATE ${PROJECT_SOURCE_DIR})  # src/core/hd.hpp
   target_link_libraries(lockstep_prop PRIVATE CUDA::cudart CUDA::cufft)
 else()
   target_sources(lockstep_prop PRIVATE cuda/no_cuda.cpp)
