@@ -1,8 +1,8 @@
 """Where the GPU time of one QKAN layer step goes: every CUDA kernel of a forward + backward of
-lockstep.qkan.QKANLayer, with its time, from torch.profiler (eager calls; a graph replay runs
-the same kernels). JSON on stdout and, with --out, in a file.
+lockstep.qkan.QKANLayer, with its time, from torch.profiler: eager calls, or with --graph the
+step captured once in a CUDA graph and replayed. JSON on stdout and, with --out, in a file.
 
-    PYTHONPATH=python python3 bench/qkan_cuda_profile.py --shape 1024,10,10 --out prof.json
+    PYTHONPATH=python python3 bench/qkan_cuda_profile.py --shape 1024,10,10 [--graph] --out prof.json
 """
 import argparse
 import json
@@ -17,6 +17,7 @@ def main():
     ap.add_argument("--shape", default="1024,10,10", help="B,I,O")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--steps", type=int, default=50)
+    ap.add_argument("--graph", action="store_true", help="profile replays of the captured step")
     ap.add_argument("--out")
     args = ap.parse_args()
     B, I, O = (int(v) for v in args.shape.split(","))
@@ -29,8 +30,17 @@ def main():
         y = layer(x)
         torch.autograd.grad(y, [x] + params, grad_outputs=cot)
 
-    for _ in range(10):
-        step()
+    side = torch.cuda.Stream()  # warm-up on a side stream, as graph capture requires
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(10):
+            step()
+    torch.cuda.current_stream().wait_stream(side)
+    if args.graph:
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            step()
+        step = graph.replay
     torch.cuda.synchronize()
     acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
     with torch.profiler.profile(activities=acts) as prof:
@@ -43,12 +53,19 @@ def main():
             k = kernels.setdefault(ev.name, {"calls": 0, "us": 0.0})
             k["calls"] += 1
             k["us"] += ev.device_time_total if hasattr(ev, "device_time_total") else ev.cuda_time_total
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(args.steps):
+        step()
+    stop.record()
+    torch.cuda.synchronize()
+    step_us = start.elapsed_time(stop) * 1e3 / args.steps  # unprofiled, back to back
     rows = sorted(({"kernel": n[:120], "calls_per_step": v["calls"] / args.steps,
                     "us_per_step": v["us"] / args.steps} for n, v in kernels.items()),
                   key=lambda r: -r["us_per_step"])
-    res = {"shape": [B, I, O], "reps": args.reps, "steps": args.steps,
+    res = {"shape": [B, I, O], "reps": args.reps, "steps": args.steps, "graph": args.graph,
            "gpu": torch.cuda.get_device_name(), "kernels": rows,
-           "kernel_us_per_step": sum(r["us_per_step"] for r in rows)}
+           "kernel_us_per_step": sum(r["us_per_step"] for r in rows), "step_us": step_us}
     text = json.dumps(res, indent=1)
     print(text)
     if args.out:
