@@ -75,20 +75,21 @@ template <class D, class V> LOCKSTEP_HD V measure(D d, V nx, V ny, V nz, bool fa
   if (!fast) return nz;
   return Mul(nz, inv_sqrt(d, Add(Set(d, typename D::T(1)), transverse(nx, ny))));
 }
-/// The measurement and its slope d measure / dz, sharing their square roots: d fast/dz =
-/// √(1 + r) / (2r), r guarded so r → 0 gives a large finite value (times a vanishing a × n),
-/// not inf·0.
+/// The measurement and its slope d measure / dz, from two reciprocal square roots and no
+/// division: with ρ = 1/√(r²) (r² guarded, so r → 0 gives a large finite value, times a
+/// vanishing a × n, not inf·0), r = r²·ρ (as accurate near the poles as transverse) and
+/// d fast/dz = √(1 + r) / (2r) = (1 + r)·q·ρ/2, q = 1/√(1 + r).
 template <class D, class V> LOCKSTEP_HD V measure_with_slope(D d, const V* n, bool fast, V& slope) {
   using T = typename D::T;
   if (!fast) {
     slope = Set(d, T(1));
     return n[2];
   }
-  const V r = transverse(n[0], n[1]);
-  const V one_r = Add(Set(d, T(1)), r);
+  const V r2 = MulAdd(n[0], n[0], Mul(n[1], n[1]));
+  const V rho = inv_sqrt(d, Max(r2, Set(d, std::numeric_limits<T>::min())));
+  const V one_r = MulAdd(r2, rho, Set(d, T(1)));
   const V q = inv_sqrt(d, one_r);  // 1 / √(1 + r)
-  const V rg = Max(r, Set(d, std::numeric_limits<T>::min()));
-  slope = Div(Mul(one_r, q), Add(rg, rg));
+  slope = Mul(Mul(one_r, q), Mul(rho, Set(d, T(0.5))));
   return Mul(n[2], q);
 }
 

@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <thread>
@@ -345,13 +346,16 @@ TEST_P(CudaVsReference, Forward) {
     const Guarded<T> y = cuda_contract(cfg, d, Path::automatic);
     EXPECT_TRUE(all_close("postacts", post, post_ref, tol<T>.fwd_abs, 0));
     EXPECT_TRUE(all_close("y", y, y_ref, contract_atol(in), 0));
-    // Path::fused runs the same kernels; the forward kernels have no atomics (deterministic).
+    // Path::fused runs the same kernels. The plain forward has no atomics (bitwise equal); the
+    // contracted forward of a small layer adds its input slices atomically, in any order, so
+    // repeated calls agree to the rounding of that sum.
+    const double y_again = double(cfg.I) * std::numeric_limits<T>::epsilon() * contract_atol(in) / tol<T>.fwd_abs;
     EXPECT_TRUE(identical("postacts, fused vs automatic", cuda_solve(cfg, d, Path::fused), post));
-    EXPECT_TRUE(identical("y, fused vs automatic", cuda_contract(cfg, d, Path::fused), y));
+    EXPECT_TRUE(all_close("y, fused vs automatic", cuda_contract(cfg, d, Path::fused), y, y_again, 0));
     if (!cfg.encoding()) {  // w and c are not read: omitting them changes nothing
       d.pass_pre = false;
       EXPECT_TRUE(identical("postacts without preacts", cuda_solve(cfg, d, Path::automatic), post));
-      EXPECT_TRUE(identical("y without preacts", cuda_contract(cfg, d, Path::automatic), y));
+      EXPECT_TRUE(all_close("y without preacts", cuda_contract(cfg, d, Path::automatic), y, y_again, 0));
     }
   });
 }

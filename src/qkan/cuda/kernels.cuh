@@ -8,10 +8,12 @@
 // Three kernels, each with its thread roles described above it:
 //   solve_forward_kernel     the plain (B, O', I) output: lanes along inputs, so stores coalesce;
 //   contract_forward_kernel  the layer's y = Σ_i post·W: one batch row per thread, every thread
-//                            of a block on the same edge, y summed in registers (no atomics);
+//                            of a block on the same edge, y summed in registers (no atomics
+//                            unless a small layer splits its inputs over grid.z);
 //   backward_kernel          both backwards: lanes along inputs, warps along rows; ∂x summed
-//                            over edges in registers, per-edge batch sums over rows in
-//                            registers, over warps in shared memory, one atomic per block.
+//                            over edges in registers (over grid.z's edge slices of a small
+//                            layer by atomics), per-edge batch sums over rows in registers,
+//                            over warps in shared memory, one atomic per block.
 // Edge records (θ trig, the prefix state n0; edge_math.hpp) are built in shared memory once per
 // block and input chunk ("θ trig once per edge per block"); a thread computes the data trig
 // (cos x, sin x) once per (b, i) it handles and shares it over the edges.
@@ -150,7 +152,9 @@ __global__ void __launch_bounds__(kThreads) solve_forward_kernel(Args<T> a, T* o
 // a deterministic sum. All threads of a block evaluate the same edge (o, i) at the same time,
 // so its record, with W[o, i] in the slot after it, is a shared-memory broadcast read in
 // 16-byte loads, and a thread's data trig is computed once per (b, i) for all m outputs.
-// With O' = 1 (g == I) one circuit per (b, i) feeds every output.
+// With O' = 1 (g == I) one circuit per (b, i) feeds every output. A small layer, whose row
+// tiles × output groups leave the multiprocessors idle, also splits its inputs over grid.z
+// (`ips` inputs per slice); the slices then add their partial sums into a zeroed y atomically.
 constexpr int EO = 16;  ///< most outputs per block (y accumulators per thread)
 template <class T> constexpr int kVec = 16 / int(sizeof(T));  ///< values per 16-byte load
 /// Slots per edge in the contracted forward's shared memory: the record, W, padded to 16 bytes.
@@ -164,7 +168,7 @@ template <int N, class T> __device__ __forceinline__ void load_record(const T* s
 }
 
 template <Ansatz A, bool Enc, class T, int RC>
-__global__ void __launch_bounds__(kThreads) contract_forward_kernel(Args<T> a, T* y, int n_out, int ic) {
+__global__ void __launch_bounds__(kThreads) contract_forward_kernel(Args<T> a, T* y, int n_out, int ic, int ips) {
   using Circ = CircuitOf<A, Enc>;
   constexpr int KC = RC > 0 ? edge_record_size(A, RC) : 0;
   constexpr int KS = RC > 0 ? padded<T>(KC) : 0;
@@ -182,8 +186,9 @@ __global__ void __launch_bounds__(kThreads) contract_forward_kernel(Args<T> a, T
   LOCKSTEP_UNROLL
   for (int e = 0; e < EO; ++e) acc[e] = T(0);
 
-  for (std::int64_t i0 = 0; i0 < a.I; i0 += ic) {
-    const int n_i = int(std::min<std::int64_t>(ic, a.I - i0));
+  const std::int64_t i_begin = blockIdx.z * std::int64_t(ips), i_end = std::min<std::int64_t>(a.I, i_begin + ips);
+  for (std::int64_t i0 = i_begin; i0 < i_end; i0 += ic) {
+    const int n_i = int(std::min<std::int64_t>(ic, i_end - i0));
     __syncthreads();  // the previous chunk is no longer read
     for (int k = threadIdx.x; k < n_i * m; k += kThreads) {
       const int il = k / m, e = k % m;
@@ -233,8 +238,11 @@ __global__ void __launch_bounds__(kThreads) contract_forward_kernel(Args<T> a, T
   }
   if (b >= a.B) return;
   LOCKSTEP_UNROLL
-  for (int e = 0; e < EO; ++e)
-    if (e < m) y[b * a.O + o0 + e] = acc[e];
+  for (int e = 0; e < EO; ++e) {
+    if (e >= m) continue;
+    if (gridDim.z > 1) atomicAdd(y + b * a.O + o0 + e, acc[e]);
+    else y[b * a.O + o0 + e] = acc[e];
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -245,14 +253,16 @@ __global__ void __launch_bounds__(kThreads) contract_forward_kernel(Args<T> a, T
 // plus ∂W[o, i]) are summed over a thread's TB rows in registers, written per warp to shared
 // memory, summed over the warps by the folding threads, folded into θ / w / c terms and added
 // to the tables with one atomic per value per block. (Shared-memory float atomics would be
-// compare-and-swap loops on this hardware; the per-warp partials avoid them.)
+// compare-and-swap loops on this hardware; the per-warp partials avoid them.) A small layer,
+// whose row tiles × input chunks leave the multiprocessors idle, also splits its edge rows over
+// grid.z (`eps` per slice); the slices then add their ∂x into a zeroed table atomically.
 template <class T> struct GradArgs {
   const T* gout;
   T *dx, *dtheta, *dw, *dc, *dW;
 };
 
 template <Ansatz A, bool Enc, class T, int RC>
-__global__ void __launch_bounds__(kThreads) backward_kernel(Args<T> a, GradArgs<T> g, int EOB) {
+__global__ void __launch_bounds__(kThreads) backward_kernel(Args<T> a, GradArgs<T> g, int EOB, int eps) {
   using Circ = CircuitOf<A, Enc>;
   constexpr int kMaxNS = 3 + kFusedMaxReps * 4;                   // slots, any reps
   constexpr int NSC = RC > 0 ? Circ::slot_count(RC) : kMaxNS;     // slots, compiled (registers)
@@ -283,8 +293,9 @@ __global__ void __launch_bounds__(kThreads) backward_kernel(Args<T> a, GradArgs<
       for (std::int64_t o = 0; o < a.O; ++o) gshared[t] = std::fma(g.gout[b * a.O + o], a.W[o * a.I + i], gshared[t]);
   }
 
-  for (std::int64_t oe0 = 0; oe0 < a.O_edges; oe0 += EOB) {
-    const int n_edges = int(std::min<std::int64_t>(EOB, a.O_edges - oe0));
+  const std::int64_t oe_begin = blockIdx.z * std::int64_t(eps), oe_end = std::min<std::int64_t>(a.O_edges, oe_begin + eps);
+  for (std::int64_t oe0 = oe_begin; oe0 < oe_end; oe0 += EOB) {
+    const int n_edges = int(std::min<std::int64_t>(EOB, oe_end - oe0));
     __syncthreads();  // the previous tile's records and partials are no longer read
     build_records<A>(a, oe0, n_edges, i0, kChunk, a.KCp, rec);
     if (a.contract && !shared_edge)
@@ -356,8 +367,11 @@ __global__ void __launch_bounds__(kThreads) backward_kernel(Args<T> a, GradArgs<
     }
   if (g.dx && active)
     LOCKSTEP_UNROLL
-    for (int t = 0; t < TB; ++t)
-      if (b0 + t < a.B) g.dx[(b0 + t) * a.I + i] = dx[t];
+    for (int t = 0; t < TB; ++t) {
+      if (b0 + t >= a.B) continue;
+      if (gridDim.z > 1) atomicAdd(g.dx + (b0 + t) * a.I + i, dx[t]);
+      else g.dx[(b0 + t) * a.I + i] = dx[t];
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -395,24 +409,33 @@ template <Ansatz A, bool Enc, class T, int RC> void launch_forward(const Problem
     check(cudaGetLastError(), "launching the forward kernel");
     return;
   }
-  // Outputs per block: EO, halved while that leaves fewer than 2 blocks per multiprocessor
-  // (small layers trade data-trig reuse for parallelism).
+  // Outputs per block: EO, halved down to kMinOut while that leaves fewer than 2 blocks per
+  // multiprocessor (small layers trade data-trig reuse for parallelism); then, if still short,
+  // the inputs split over grid.z, at least kMinInputs per slice (the record and x-tile loads
+  // are a block's fixed cost).
+  constexpr int kMinOut = 4, kMinInputs = 2;
   const std::int64_t row_tiles = (a.B + kThreads - 1) / kThreads;
   const std::int64_t want_blocks = 2 * std::int64_t(multiprocessors());
   int n_out = EO;
-  while (n_out > 1 && row_tiles * ((a.O + n_out - 1) / n_out) < want_blocks) n_out /= 2;
+  while (n_out > kMinOut && row_tiles * ((a.O + n_out - 1) / n_out) < want_blocks) n_out /= 2;
+  const std::int64_t blocks = row_tiles * ((a.O + n_out - 1) / n_out);
+  const std::int64_t slices_wanted = std::min<std::int64_t>((want_blocks + blocks - 1) / blocks, 65535);
+  const std::int64_t ips = std::max<std::int64_t>((a.I + slices_wanted - 1) / slices_wanted, kMinInputs);
+  const std::int64_t slices = (a.I + ips - 1) / ips;
   // Inputs per chunk: up to 16, fewer where the records are long (large reps, float64), so a
   // block's shared memory stays under 48 KiB and several blocks share a multiprocessor.
   const int ks = padded<T>(a.KC);
   auto bytes_for = [&](int ic) { return std::size_t(ic * EO * ks + ic * (kThreads + 1)) * sizeof(T); };
   int ic = 16;
   while (ic > 1 && bytes_for(ic) > 48 * 1024) ic /= 2;
+  ic = int(std::min<std::int64_t>(ic, ips));
   const std::size_t bytes = bytes_for(ic);
-  const dim3 grid(grid_dim(row_tiles, "the batch"), grid_dim((a.O + n_out - 1) / n_out, "the outputs"));
+  const dim3 grid(grid_dim(row_tiles, "the batch"), grid_dim((a.O + n_out - 1) / n_out, "the outputs"), unsigned(slices));
   if (grid.y > 65535) invalid_argument("qkan.cuda", "O = ", a.O, " is more outputs than the grid holds");
+  if (slices > 1) cuda_zero(out, std::size_t(a.B * a.O) * sizeof(T), p.stream);  // the slices add into y
   auto kernel = contract_forward_kernel<A, Enc, T, RC>;
   allow_shared(kernel, bytes);
-  kernel<<<grid, kThreads, bytes, st>>>(a, static_cast<T*>(out), n_out, ic);
+  kernel<<<grid, kThreads, bytes, st>>>(a, static_cast<T*>(out), n_out, ic, int(ips));
   check(cudaGetLastError(), "launching the forward kernel");
 }
 
@@ -425,14 +448,23 @@ template <Ansatz A, bool Enc, class T, int RC> void launch_backward(const Proble
   // block's shared memory under 96 KiB (two blocks per multiprocessor).
   const int NP = a.NS + 1;
   const std::size_t per_edge = (std::size_t(kChunk) * (a.KCp + kWarps * NP) + BB) * sizeof(T);
-  const int EOB = int(std::clamp<std::size_t>(96 * 1024 / per_edge, 1, 8));
+  // Edge rows per grid.z slice: all of them, unless the row tiles × input chunks give fewer
+  // than 2 blocks per multiprocessor (one circuit per (b, i), O' = 1, is never split).
+  const std::int64_t tiles = ((a.B + BB - 1) / BB) * ((a.I + kChunk - 1) / kChunk);
+  const std::int64_t want_blocks = 2 * std::int64_t(multiprocessors());
+  const std::int64_t slices_wanted = a.O_edges == 1 ? 1 : std::min<std::int64_t>((want_blocks + tiles - 1) / tiles, 65535);
+  const std::int64_t eps = (a.O_edges + slices_wanted - 1) / slices_wanted;
+  const std::int64_t slices = (a.O_edges + eps - 1) / eps;
+  const int EOB = int(std::clamp<std::int64_t>(std::int64_t(96 * 1024 / per_edge), 1, std::min<std::int64_t>(8, eps)));
   const std::size_t bytes = EOB * per_edge;
   if (bytes > kMaxSharedBytes) invalid_argument("qkan.cuda", "reps ", p.reps, " needs too much shared memory");
-  const dim3 grid(grid_dim((a.B + BB - 1) / BB, "the batch"), grid_dim((a.I + kChunk - 1) / kChunk, "the inputs"));
+  const dim3 grid(grid_dim((a.B + BB - 1) / BB, "the batch"), grid_dim((a.I + kChunk - 1) / kChunk, "the inputs"),
+                  unsigned(slices));
   if (grid.y > 65535) invalid_argument("qkan.cuda", "I = ", a.I, " is more inputs than the grid holds");
+  if (slices > 1 && g.dx) cuda_zero(g.dx, std::size_t(a.B * a.I) * sizeof(T), p.stream);  // the slices add into ∂x
   auto kernel = backward_kernel<A, Enc, T, RC>;
   allow_shared(kernel, bytes);
-  kernel<<<grid, kThreads, bytes, static_cast<cudaStream_t>(p.stream)>>>(a, g, EOB);
+  kernel<<<grid, kThreads, bytes, static_cast<cudaStream_t>(p.stream)>>>(a, g, EOB, int(eps));
   check(cudaGetLastError(), "launching the backward kernel");
 }
 
