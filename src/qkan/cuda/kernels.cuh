@@ -148,10 +148,11 @@ __global__ void __launch_bounds__(kThreads) solve_forward_kernel(Args<T> a, T* o
 // ---------------------------------------------------------------------------------------------
 // Contracted forward y[b, o] = Σ_i post[b, o, i]·W[o, i]. Thread roles: thread t owns batch row
 // b = blockIdx.x·kThreads + t and accumulates y[b, o] for the block's m <= EO outputs in
-// registers while walking the inputs in chunks of ic: no reduction across threads, no atomics,
-// a deterministic sum. All threads of a block evaluate the same edge (o, i) at the same time,
-// so its record, with W[o, i] in the slot after it, is a shared-memory broadcast read in
-// 16-byte loads, and a thread's data trig is computed once per (b, i) for all m outputs.
+// registers while walking its inputs in chunks of ic: no reduction across threads, and with one
+// slice (below) no atomics, a deterministic sum. All threads of a block evaluate the same edge
+// (o, i) at the same time, so its record, with W[o, i] in the slot after it, is a shared-memory
+// broadcast read in 16-byte loads, and a thread's data trig is computed once per (b, i) for all
+// m outputs.
 // With O' = 1 (g == I) one circuit per (b, i) feeds every output. A small layer, whose row
 // tiles × output groups leave the multiprocessors idle, also splits its inputs over grid.z
 // (`ips` inputs per slice); the slices then add their partial sums into a zeroed y atomically.
