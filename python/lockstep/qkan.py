@@ -387,6 +387,37 @@ class _ContractFunction(torch.autograd.Function):
         return gx, gt, gw, gc, gW, None
 
 
+def _layer_forward(x, theta, w, c, pw, pb, bw, mask, opts) -> torch.Tensor:
+    y = _alloc((x.shape[0], pw.shape[0]), x)
+    with _device_guard(x):
+        _C.layer_forward(_d(x), _d(theta), _d(w), _d(c), _d(pw), _d(pb), _d(bw), _d(mask), y, **opts,
+                         stream=_stream(x))
+    return y
+
+
+class _LayerFunction(torch.autograd.Function):
+    """A whole layer with a SiLU base branch in one C++ call each way (CUDA)."""
+
+    @staticmethod
+    def forward(ctx, x, theta, w, c, pw, pb, bw, mask, opts):
+        ctx.opts = opts
+        ctx.save_for_backward(x, theta, w, c, pw, pb, bw, mask)
+        return _layer_forward(x, theta, w, c, pw, pb, bw, mask, opts)
+
+    @staticmethod
+    @_first_order_only
+    def backward(ctx, grad_y):
+        x, theta, w, c, pw, pb, bw, mask = ctx.saved_tensors
+        grads = [_alloc_like(t) if need and t is not None else None
+                 for t, need in zip((x, theta, w, c, pw, pb, bw), ctx.needs_input_grad)]
+        if any(g is not None for g in grads):
+            with _device_guard(x):
+                _C.layer_backward(_d(x), _d(theta), _d(w), _d(c), _d(pw), _d(pb), _d(bw), _d(mask),
+                                  grad_y.detach().contiguous(), *grads, **ctx.opts,
+                                  stream=_stream(x))
+        return (*grads, None, None)
+
+
 def _needs_autograd(*tensors) -> bool:
     return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)
 
@@ -539,8 +570,11 @@ class QKANLayer(nn.Module):
 
         y[b,o] = Σ_i (post[b,o,i] + pb[o,i]) · pw[o,i] · mask[o,i] + Σ_i act(x)[b,i] · bw[o,i] · mask[o,i]
 
-    The forward calls :func:`contract` with ``W = pw · mask`` and adds the ``(O,)`` term
-    ``Σ_i pb · W`` and ``act(x) @ (bw · mask)ᵀ``; it never builds ``(B, O, I)``.
+    On CUDA, with the SiLU base branch (the default), every table in the compute dtype and the
+    mask not trained, the whole layer runs in one fused kernel each way (its base branch, bias
+    and masks included). Otherwise the forward calls :func:`contract` with ``W = pw · mask`` and
+    adds the ``(O,)`` term ``Σ_i pb · W`` and ``act(x) @ (bw · mask)ᵀ``. Neither builds
+    ``(B, O, I)``.
 
     Differences from upstream: parameters are stored with ``p_dim=4`` (natural shapes) only
     (``p_dim=2`` checkpoints still load: they are reshaped, as upstream does); ``solver`` must
@@ -713,12 +747,34 @@ class QKANLayer(nn.Module):
         if self.is_batchnorm:
             x = self.bn(x)
         out_dtype = self.theta.dtype
+        y = self._fused(x)
+        if y is not None:
+            return y
         W = self.postact_weights * self.mask
         y = contract(x, self.theta, self.preacts_weight, self.preacts_bias, W, self.reps,
                      out_dim=self.out_dim, **self._solver_kwargs()).to(out_dtype)
         bias = (self.postact_bias * W).sum(dim=1)  # (O,): Σ_i pb·W, the postact bias term
         base = F.linear(self.base_activation(x).to(out_dtype), self.base_weight * self.mask, bias)
         return y + base
+
+    def _fused(self, x: torch.Tensor) -> Optional[torch.Tensor]:
+        """y from the fused layer kernels (CUDA, SiLU base branch, every table in the compute
+        dtype, mask not trained), or None where they do not apply."""
+        terms = (self.postact_weights, self.postact_bias, self.base_weight, self.mask)
+        cdt = _COMPUTE_DTYPE[self.c_dtype]
+        if (not x.is_cuda or type(self.base_activation) is not nn.SiLU or self.mask.requires_grad
+                or x.dtype != cdt or any(t.dtype != cdt for t in (self.theta, *terms))):
+            return None
+        call = _prepare("lockstep.qkan.QKANLayer", x, self.theta, self.preacts_weight,
+                        self.preacts_bias, self.postact_weights, self.reps,
+                        dict(out_dim=self.out_dim, **self._solver_kwargs()))
+        if call.opts["path"] == "reference" or not _runs_on_cuda(call):
+            return None
+        tensors = (call.x, call.theta, call.w, call.c, call.weight,
+                   *(t.contiguous() for t in terms[1:]))
+        if not _needs_autograd(*tensors):
+            return _layer_forward(*tensors, call.opts)
+        return _LayerFunction.apply(*tensors, call.opts)
 
     @torch.no_grad()
     def forward_no_sum(self, x: torch.Tensor) -> torch.Tensor:

@@ -274,4 +274,55 @@ NB_MODULE(_lockstep, m) {
       "grad_y"_a, "grad_x"_a.none(), "grad_theta"_a.none(), "grad_preacts_weight"_a.none(),
       "grad_preacts_bias"_a.none(), "grad_weight"_a.none(), LOCKSTEP_OPTION_ARGS,
       "Overwrites each given gradient buffer (None skips it).");
+
+  m.def(
+      "layer_forward",
+      [](const Array& x, const Array& theta, const OptArray& w, const OptArray& c, const Array& postact_weights,
+         const Array& postact_bias, const Array& base_weight, const OptArray& mask, const OutArray& y,
+         LOCKSTEP_OPTION_PARAMS) {
+        constexpr const char* where = "qkan.layer";
+        const q::Options opt = LOCKSTEP_OPTIONS;
+        const ConstTensor vx = view(where, "x", x), vt = view(where, "theta", theta),
+                          vw = view(where, "preacts_weight", w), vc = view(where, "preacts_bias", c),
+                          vpw = view(where, "postact_weights", postact_weights);
+        const q::LayerTerms terms{view(where, "postact_bias", postact_bias), view(where, "base_weight", base_weight),
+                                  view(where, "mask", mask)};
+        const MutTensor out = mut(where, "y", OptOutArray(y));
+        nb::gil_scoped_release release;
+        q::layer_forward(opt, vx, vt, vw, vc, vpw, terms, out);
+      },
+      "x"_a, "theta"_a, "preacts_weight"_a.none(), "preacts_bias"_a.none(), "postact_weights"_a, "postact_bias"_a,
+      "base_weight"_a, "mask"_a.none(), "y"_a, LOCKSTEP_OPTION_ARGS,
+      "Writes y (B, O) of a whole layer with a SiLU base branch (CUDA tensors; see solver.hpp's LayerTerms).");
+
+  m.def(
+      "layer_backward",
+      [](const Array& x, const Array& theta, const OptArray& w, const OptArray& c, const Array& postact_weights,
+         const Array& postact_bias, const Array& base_weight, const OptArray& mask, const Array& grad_y,
+         const OptOutArray& grad_x, const OptOutArray& grad_theta, const OptOutArray& grad_w,
+         const OptOutArray& grad_c, const OptOutArray& grad_postact_weights, const OptOutArray& grad_postact_bias,
+         const OptOutArray& grad_base_weight, LOCKSTEP_OPTION_PARAMS) {
+        constexpr const char* where = "qkan.layer_backward";
+        const q::Options opt = LOCKSTEP_OPTIONS;
+        const ConstTensor vx = view(where, "x", x), vt = view(where, "theta", theta),
+                          vw = view(where, "preacts_weight", w), vc = view(where, "preacts_bias", c),
+                          vpw = view(where, "postact_weights", postact_weights), vg = view(where, "grad_y", grad_y);
+        const q::LayerTerms terms{view(where, "postact_bias", postact_bias), view(where, "base_weight", base_weight),
+                                  view(where, "mask", mask)};
+        q::Grads g;
+        g.x = mut(where, "grad_x", grad_x);
+        g.theta = mut(where, "grad_theta", grad_theta);
+        g.w = mut(where, "grad_preacts_weight", grad_w);
+        g.c = mut(where, "grad_preacts_bias", grad_c);
+        g.W = mut(where, "grad_postact_weights", grad_postact_weights);
+        const q::LayerGrads lg{mut(where, "grad_postact_bias", grad_postact_bias),
+                               mut(where, "grad_base_weight", grad_base_weight)};
+        nb::gil_scoped_release release;
+        q::layer_backward(opt, vx, vt, vw, vc, vpw, terms, vg, g, lg);
+      },
+      "x"_a, "theta"_a, "preacts_weight"_a.none(), "preacts_bias"_a.none(), "postact_weights"_a, "postact_bias"_a,
+      "base_weight"_a, "mask"_a.none(), "grad_y"_a, "grad_x"_a.none(), "grad_theta"_a.none(),
+      "grad_preacts_weight"_a.none(), "grad_preacts_bias"_a.none(), "grad_postact_weights"_a.none(),
+      "grad_postact_bias"_a.none(), "grad_base_weight"_a.none(), LOCKSTEP_OPTION_ARGS,
+      "Overwrites each given gradient buffer (None skips it).");
 }

@@ -12,30 +12,37 @@
 
 namespace lockstep::qkan::detail {
 
-/// The activation of x and, when kSlope, its derivative into `slope`, from one exponential
-/// where the activation needs one (gelu is the exact, erf form, as torch's default).
-template <Activation A, bool kSlope> LOCKSTEP_HD double activate_one(double x, double& slope) {
+/// The activation of x and, when kSlope, its derivative into `slope`, in the precision V, from
+/// one exponential where the activation needs one (gelu is the exact, erf form, as torch's
+/// default).
+template <Activation A, bool kSlope, class V> LOCKSTEP_HD V activate_value(V x, V& slope) {
+  const V one = 1;
   if constexpr (A == Activation::silu) {
-    const double s = 1 / (1 + std::exp(-x));
-    if constexpr (kSlope) slope = s * (1 + x * (1 - s));
+    const V s = one / (one + std::exp(-x));
+    if constexpr (kSlope) slope = s * (one + x * (one - s));
     return x * s;
   } else if constexpr (A == Activation::gelu) {
-    const double cdf = 0.5 * (1 + std::erf(x * M_SQRT1_2));
-    if constexpr (kSlope) slope = cdf + x * std::exp(-0.5 * x * x) * (0.5 * M_2_SQRTPI * M_SQRT1_2);
+    const V cdf = V(0.5) * (one + std::erf(x * V(M_SQRT1_2)));
+    if constexpr (kSlope) slope = cdf + x * std::exp(V(-0.5) * x * x) * V(0.5 * M_2_SQRTPI * M_SQRT1_2);
     return x * cdf;
   } else if constexpr (A == Activation::relu) {
-    if constexpr (kSlope) slope = x > 0 ? 1 : 0;
-    return x > 0 ? x : 0;
+    if constexpr (kSlope) slope = x > 0 ? one : V(0);
+    return x > 0 ? x : V(0);
   } else if constexpr (A == Activation::tanh) {
-    const double t = std::tanh(x);
-    if constexpr (kSlope) slope = 1 - t * t;
+    const V t = std::tanh(x);
+    if constexpr (kSlope) slope = one - t * t;
     return t;
   } else {
     static_assert(A == Activation::sigmoid);
-    const double s = 1 / (1 + std::exp(-x));
-    if constexpr (kSlope) slope = s * (1 - s);
+    const V s = one / (one + std::exp(-x));
+    if constexpr (kSlope) slope = s * (one - s);
     return s;
   }
+}
+
+/// activate_value in double, the models' precision.
+template <Activation A, bool kSlope> LOCKSTEP_HD double activate_one(double x, double& slope) {
+  return activate_value<A, kSlope>(x, slope);
 }
 
 /// The one dispatch point from an activation value to the functions above:

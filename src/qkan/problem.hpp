@@ -43,6 +43,12 @@ struct Problem {
   const void* w = nullptr;
   const void* c = nullptr;
   const void* W = nullptr;  ///< contraction weight (O, I), contract only
+  /// A whole layer (layer_forward): W holds the postact weights, and y gains
+  /// Σ_i W·mask·pb + Σ_i bw·mask·silu(x) (solver.hpp's LayerTerms); mask may be null (ones).
+  bool layer = false;
+  const void* pb = nullptr;
+  const void* bw = nullptr;
+  const void* mask = nullptr;
 };
 
 /// Validates a call (shapes, dtypes, options) and returns its Problem; throws
@@ -67,6 +73,8 @@ struct GradPtrs {
   void* w = nullptr;
   void* c = nullptr;
   void* W = nullptr;
+  void* pb = nullptr;  ///< layer only: postact bias
+  void* bw = nullptr;  ///< layer only: base weight
 };
 
 /// The two paths. `out` is postacts (B, O_edges, I) for Kind::solve and y (B, O) for

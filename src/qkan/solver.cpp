@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <string>
+#include <tuple>
 
 #include "lockstep/core/error.hpp"
 #include "problem.hpp"
@@ -159,6 +160,53 @@ void contract_backward(const Options& opt, const ConstTensor& x, const ConstTens
   check_input(where, "grad_y", grad_y, p, {p.B, p.O});
   const Path path = choose(opt, p).path;  // may refuse: before any gradient buffer is touched
   backward(path, p, grad_y.data, grad_ptrs(where, p, grads, x, theta, w, c, &W));
+}
+
+namespace {
+
+/// The contraction's Problem with the layer's terms checked and attached; CUDA only.
+Problem layer_problem(std::string_view where, const Options& opt, const ConstTensor& x, const ConstTensor& theta,
+                      const ConstTensor& w, const ConstTensor& c, const ConstTensor& pw, const LayerTerms& terms) {
+  Problem p = resolve(where, Kind::contract, opt, x, theta, w, c, &pw);
+  if (p.device != Device::cuda)
+    invalid_argument(where, "the fused layer runs on CUDA tensors; on the CPU, use contract_forward and the base branch");
+  check_input(where, "postact_bias", terms.postact_bias, p, {p.O, p.I});
+  check_input(where, "base_weight", terms.base_weight, p, {p.O, p.I});
+  if (terms.mask.given()) check_input(where, "mask", terms.mask, p, {p.O, p.I});
+  p.layer = true;
+  p.pb = terms.postact_bias.data;
+  p.bw = terms.base_weight.data;
+  p.mask = terms.mask.given() ? terms.mask.data : nullptr;
+  return p;
+}
+
+}  // namespace
+
+void layer_forward(const Options& opt, const ConstTensor& x, const ConstTensor& theta, const ConstTensor& w,
+                   const ConstTensor& c, const ConstTensor& postact_weights, const LayerTerms& terms,
+                   const MutTensor& y) {
+  constexpr const char* where = "qkan.layer";
+  const Problem p = layer_problem(where, opt, x, theta, w, c, postact_weights, terms);
+  check_output(where, "y", y, p, {p.B, p.O});
+  choose(opt, p);  // refuses what the kernels do not implement
+  cuda_forward(p, y.data);
+}
+
+void layer_backward(const Options& opt, const ConstTensor& x, const ConstTensor& theta, const ConstTensor& w,
+                    const ConstTensor& c, const ConstTensor& postact_weights, const LayerTerms& terms,
+                    const ConstTensor& grad_y, const Grads& grads, const LayerGrads& layer_grads) {
+  constexpr const char* where = "qkan.layer_backward";
+  const Problem p = layer_problem(where, opt, x, theta, w, c, postact_weights, terms);
+  check_input(where, "grad_y", grad_y, p, {p.B, p.O});
+  choose(opt, p);  // may refuse: before any gradient buffer is touched
+  GradPtrs g = grad_ptrs(where, p, grads, x, theta, w, c, &postact_weights);
+  for (auto [ptr, t, name] : {std::tuple{&g.pb, &layer_grads.postact_bias, "grad postact_bias"},
+                              std::tuple{&g.bw, &layer_grads.base_weight, "grad base_weight"}}) {
+    if (!t->given()) continue;
+    check_output(where, name, *t, p, {p.O, p.I});
+    *ptr = t->data;
+  }
+  cuda_backward(p, grad_y.data, g);
 }
 
 }  // namespace lockstep::qkan

@@ -302,6 +302,20 @@ TEST_P(Validation, HugeShapesAreRejectedNotRun) {
   EXPECT_TRUE(call.outputs_untouched());
 }
 
+TEST_P(Validation, FusedLayerNeedsCudaTensors) {
+  // The whole-layer entry points run on CUDA only: CPU tensors are refused by name, before any
+  // output is written (on the CPU, contract and the base branch compose the layer).
+  Call call(GetParam());
+  const qkan::LayerTerms terms{call.in(DType::f64, {2, 3}), call.in(DType::f64, {2, 3}), {}};
+  const qkan::LayerGrads lg{call.out(DType::f64, {2, 3}, 7), call.out(DType::f64, {2, 3}, 8)};
+  EXPECT_TRUE(throws_invalid([&] { qkan::layer_forward(call.opt, call.x, call.theta, call.w, call.c, call.W, terms, call.y); },
+                             {"qkan.layer", "CUDA"}));
+  EXPECT_TRUE(throws_invalid(
+      [&] { qkan::layer_backward(call.opt, call.x, call.theta, call.w, call.c, call.W, terms, call.gy, call.gcontract, lg); },
+      {"qkan.layer_backward", "CUDA"}));
+  EXPECT_TRUE(call.outputs_untouched());
+}
+
 INSTANTIATE_TEST_SUITE_P(Qkan, Validation, ::testing::Values(Path::automatic, Path::reference, Path::fused),
                          [](const ::testing::TestParamInfo<Path>& info) { return std::string(qkan::to_string(info.param)); });
 

@@ -356,12 +356,14 @@ def test_qkan_model_lockstep_matches_exact_on_cuda(seed, case, monkeypatch):
 
 
 # ---------------------------------------------------------------------------------------------
-# lockstep.qkan.QKANLayer (contracted kernels): CUDA == CPU, and == qkan's exact layer on CUDA
+# lockstep.qkan.QKANLayer: CUDA (the fused layer kernels where the base branch is SiLU, else the
+# contracted kernels and torch) == CPU (contract and torch), and == qkan's exact layer on CUDA
 # ---------------------------------------------------------------------------------------------
 LAYER_CASES = [
     dict(),
     dict(preact_trainable=True, postact_weight_trainable=True, postact_bias_trainable=True),
     dict(ansatz="rpz_encoding", group=3),
+    dict(group=40, postact_weight_trainable=True, postact_bias_trainable=True),  # g == I: O' = 1
     dict(ansatz="px_encoding", preact_trainable=True),
     dict(ansatz="mix", ba_trainable=False, base_activation="tanh", fast_measure=False),
     dict(ansatz="real", preact_trainable=True),

@@ -82,4 +82,27 @@ void contract_backward(const Options& opt, const ConstTensor& x, const ConstTens
                        const ConstTensor& w, const ConstTensor& c, const ConstTensor& W,
                        const ConstTensor& grad_y, const Grads& grads);
 
+/// A whole QKAN layer with a SiLU base branch, in one call each way (CUDA tensors only; on the
+/// CPU, contract_forward and the base branch compose it):
+///   y[b,o] = Σ_i W[o,i]·(postacts[b,o,i] + pb[o,i]) + Σ_i Wb[o,i]·silu(x[b,i]),
+///   W = postact_weights·mask, Wb = base_weight·mask,
+/// the contraction's W argument being the postact weights. Each term is (O, I); mask may be
+/// omitted (all ones).
+struct LayerTerms {
+  ConstTensor postact_bias, base_weight, mask;
+};
+/// Gradients of the postact bias and the base weight (the postact weights' is Grads::W), each
+/// skipped when empty, overwritten when given.
+struct LayerGrads {
+  MutTensor postact_bias, base_weight;
+};
+
+void layer_forward(const Options& opt, const ConstTensor& x, const ConstTensor& theta, const ConstTensor& w,
+                   const ConstTensor& c, const ConstTensor& postact_weights, const LayerTerms& terms,
+                   const MutTensor& y);
+
+void layer_backward(const Options& opt, const ConstTensor& x, const ConstTensor& theta, const ConstTensor& w,
+                    const ConstTensor& c, const ConstTensor& postact_weights, const LayerTerms& terms,
+                    const ConstTensor& grad_y, const Grads& grads, const LayerGrads& layer_grads);
+
 }  // namespace lockstep::qkan

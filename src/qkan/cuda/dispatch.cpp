@@ -66,14 +66,15 @@ void cuda_forward(const Problem& p, void* out) {
 }
 
 void cuda_backward(const Problem& p, const void* gout, const GradPtrs& g) {
-  if (!g.x && !g.theta && !g.w && !g.c && !g.W) return;
+  if (!g.x && !g.theta && !g.w && !g.c && !g.W && !g.pb && !g.bw) return;
   // The kernels add the parameter gradients (sums over the batch) into their tables: zero
   // them first, on the same stream. With B = 0 that is the whole answer.
   const std::size_t s = size_of(p.dtype);
   if (g.theta) cuda_zero(g.theta, p.theta_layout.rows() * p.R * p.K * s, p.stream);
   if (g.w) cuda_zero(g.w, p.pre_layout.rows() * p.reps * s, p.stream);
   if (g.c) cuda_zero(g.c, p.pre_layout.rows() * p.reps * s, p.stream);
-  if (g.W) cuda_zero(g.W, p.O * p.I * s, p.stream);
+  for (void* t : {g.W, g.pb, g.bw})
+    if (t) cuda_zero(t, p.O * p.I * s, p.stream);
   if (p.B == 0) return;
   cuda_lanes::with_kernel<cuda_lanes::Backward>(p, gout, g);
 }

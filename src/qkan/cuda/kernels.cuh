@@ -23,8 +23,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "lockstep/core/error.hpp"
+#include "src/qkan/activation_math.hpp"
 #include "src/qkan/cuda/launch.hpp"
 #include "src/qkan/edge_math.hpp"
 
@@ -71,9 +73,10 @@ constexpr int kMaxSharedBytes = 200 * 1024;
 template <class T> struct Args {
   std::int64_t B, I, O, O_edges;
   int reps, R, K, KC, KCp, NS;
-  bool encoding, fast, contract;
+  bool encoding, fast, contract, layer;
   TableLayout theta_layout, pre_layout;
   const T *x, *theta, *w, *c, *W;
+  const T *pb, *bw, *mask;  // layer only (mask may be null: ones)
 };
 
 template <class T> Args<T> args_of(const Problem& p) {
@@ -83,12 +86,33 @@ template <class T> Args<T> args_of(const Problem& p) {
   a.KC = edge_record_size(p.ansatz, p.reps);
   a.KCp = a.KC | 1;  // an odd stride keeps lanes reading their records on distinct banks
   a.NS = edge_slot_count(p.ansatz, p.reps, p.encoding);
-  a.encoding = p.encoding, a.fast = p.fast_measure, a.contract = p.kind == Kind::contract;
+  a.encoding = p.encoding, a.fast = p.fast_measure, a.contract = p.kind == Kind::contract, a.layer = p.layer;
   a.theta_layout = p.theta_layout, a.pre_layout = p.pre_layout;
   a.x = static_cast<const T*>(p.x), a.theta = static_cast<const T*>(p.theta);
   a.w = static_cast<const T*>(p.w), a.c = static_cast<const T*>(p.c), a.W = static_cast<const T*>(p.W);
+  a.pb = static_cast<const T*>(p.pb), a.bw = static_cast<const T*>(p.bw), a.mask = static_cast<const T*>(p.mask);
   return a;
 }
+
+/// The weights of edge (o, i) in y: the contraction weight W, and for a layer (Problem::layer)
+/// W = pw·mask with the postact bias pb and the base weight Wb = bw·mask; a plain contraction
+/// has pb = Wb = 0.
+template <class T> struct EdgeWeights {
+  T W, pb, Wb;
+};
+template <class T>
+__device__ __forceinline__ EdgeWeights<T> edge_weights(const Args<T>& a, std::int64_t o, std::int64_t i) {
+  const std::int64_t k = o * a.I + i;
+  if (!a.layer) return {a.W[k], T(0), T(0)};
+  const T m = a.mask ? a.mask[k] : T(1);
+  return {a.W[k] * m, a.pb[k], a.bw[k] * m};
+}
+/// A fused layer's base activation, SiLU, in T (and its slope).
+template <class T> __device__ __forceinline__ T silu(T x) {
+  T unused;
+  return activate_value<Activation::silu, false>(x, unused);
+}
+template <class T> __device__ __forceinline__ T silu(T x, T& slope) { return activate_value<Activation::silu, true>(x, slope); }
 
 /// Builds the records of edges (o_edge0 + e, i0 + il), e < n_edges, il < n_i, into
 /// rec + (e·n_i + il)·stride.
@@ -146,20 +170,22 @@ __global__ void __launch_bounds__(kThreads) solve_forward_kernel(Args<T> a, T* o
 }
 
 // ---------------------------------------------------------------------------------------------
-// Contracted forward y[b, o] = Σ_i post[b, o, i]·W[o, i]. Thread roles: thread t owns batch row
+// Contracted forward y[b, o] = Σ_i post[b, o, i]·W[o, i], and for a layer
+// y[b, o] = Σ_i W·(post + pb) + Wb·silu(x[b, i]) (EdgeWeights). Thread roles: thread t owns batch row
 // b = blockIdx.x·kThreads + t and accumulates y[b, o] for the block's m <= EO outputs in
 // registers while walking its inputs in chunks of ic: no reduction across threads, and with one
 // slice (below) no atomics, a deterministic sum. All threads of a block evaluate the same edge
-// (o, i) at the same time, so its record, with W[o, i] in the slot after it, is a shared-memory
-// broadcast read in 16-byte loads, and a thread's data trig is computed once per (b, i) for all
-// m outputs.
+// (o, i) at the same time, so its record, with W, pb and Wb in the slots after it, is a
+// shared-memory broadcast read in 16-byte loads, and a thread's data trig (and silu(x)) is
+// computed once per (b, i) for all m outputs.
 // With O' = 1 (g == I) one circuit per (b, i) feeds every output. A small layer, whose row
 // tiles × output groups leave the multiprocessors idle, also splits its inputs over grid.z
 // (`ips` inputs per slice); the slices then add their partial sums into a zeroed y atomically.
 constexpr int EO = 16;  ///< most outputs per block (y accumulators per thread)
 template <class T> constexpr int kVec = 16 / int(sizeof(T));  ///< values per 16-byte load
-/// Slots per edge in the contracted forward's shared memory: the record, W, padded to 16 bytes.
-template <class T> constexpr int padded(int KC) { return (KC + 1 + kVec<T> - 1) / kVec<T> * kVec<T>; }
+/// Slots per edge in the contracted forward's shared memory: the record, W, pb, Wb, padded to
+/// 16 bytes.
+template <class T> constexpr int padded(int KC) { return (KC + 3 + kVec<T> - 1) / kVec<T> * kVec<T>; }
 
 /// Copies N values (N a multiple of kVec<T>, 16-byte aligned) into registers.
 template <int N, class T> __device__ __forceinline__ void load_record(const T* src, T (&dst)[N]) {
@@ -177,7 +203,7 @@ __global__ void __launch_bounds__(kThreads) contract_forward_kernel(Args<T> a, T
   const int reps = RC > 0 ? RC : a.reps;
   const int kc = a.KC, ks = RC > 0 ? KS : padded<T>(kc);
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  T* rec = reinterpret_cast<T*>(smem_raw);  // [ic][EO][ks]: edge (o0 + e, i0 + il) at (il·EO + e)·ks, W at +kc
+  T* rec = reinterpret_cast<T*>(smem_raw);  // [ic][EO][ks]: edge (o0 + e, i0 + il) at (il·EO + e)·ks, W, pb, Wb at +kc
   T* xs = rec + ic * EO * ks;               // [ic][kThreads + 1]
   const std::int64_t b = blockIdx.x * std::int64_t(kThreads) + threadIdx.x;
   const std::int64_t o0 = blockIdx.y * std::int64_t(n_out);
@@ -202,7 +228,8 @@ __global__ void __launch_bounds__(kThreads) contract_forward_kernel(Args<T> a, T
             A, reps, a.encoding, [&](int row, int col) { return th[row * a.K + col]; },
             [&](int l) { return a.w[prow + l]; }, [&](int l) { return a.c[prow + l]; }, r);
       }
-      r[kc] = a.W[(o0 + e) * a.I + i];
+      const EdgeWeights<T> ew = edge_weights(a, o0 + e, i);
+      r[kc] = ew.W, r[kc + 1] = ew.pb, r[kc + 2] = ew.Wb;
     }
     for (int k = threadIdx.x; k < kThreads * n_i; k += kThreads) {  // x tile, read row by row
       const int row = k / n_i, il = k % n_i;
@@ -211,30 +238,58 @@ __global__ void __launch_bounds__(kThreads) contract_forward_kernel(Args<T> a, T
     }
     __syncthreads();
     for (int il = 0; il < n_i; ++il) {
-      const Prep<T> pr = Circ::prep(d, xs[il * (kThreads + 1) + threadIdx.x], reps);
+      const T xv = xs[il * (kThreads + 1) + threadIdx.x];
+      const Prep<T> pr = Circ::prep(d, xv, reps);
       const T* rl = rec + il * EO * ks;
-      auto eval = [&](const T* src) {
+      // The circuit of the record at src, its weights (W, pb, Wb) into wt.
+      auto eval = [&](const T* src, T (&wt)[3]) {
         if constexpr (RC > 0) {
           T r[KS];
           load_record(src, r);
+          wt[0] = r[KC], wt[1] = r[KC + 1], wt[2] = r[KC + 2];
           return Circ::forward(d, r, reps, pr, a.fast);
         } else {
+          wt[0] = src[kc], wt[1] = src[kc + 1], wt[2] = src[kc + 2];
           return Circ::forward(d, src, reps, pr, a.fast);
         }
       };
-      if (shared_edge) {
-        const T v = eval(rl);
-        LOCKSTEP_UNROLL
-        for (int e = 0; e < EO; ++e)
-          if (e < m) acc[e] = std::fma(rl[e * ks + kc], v, acc[e]);
-      } else if (m == EO) {  // the common case, without per-output checks
-        LOCKSTEP_UNROLL
-        for (int e = 0; e < EO; ++e) acc[e] = std::fma(rl[e * ks + kc], eval(rl + e * ks), acc[e]);
-      } else {
-        LOCKSTEP_UNROLL
-        for (int e = 0; e < EO; ++e)
-          if (e < m) acc[e] = std::fma(rl[e * ks + kc], eval(rl + e * ks), acc[e]);
-      }
+      auto accumulate = [&](auto layer) {  // the loops, with or without the layer's terms
+        constexpr bool L = decltype(layer)::value;
+        T sx = T(0);
+        if constexpr (L) sx = silu(xv);
+        auto add = [&](T& acc_e, T v, const T (&wt)[3]) {
+          if constexpr (L) acc_e = std::fma(wt[0], v + wt[1], std::fma(wt[2], sx, acc_e));
+          else acc_e = std::fma(wt[0], v, acc_e);
+        };
+        if (shared_edge) {
+          T w0[3];
+          const T v = eval(rl, w0);
+          LOCKSTEP_UNROLL
+          for (int e = 0; e < EO; ++e)
+            if (e < m) {
+              const T* q = rl + e * ks + kc;
+              const T wt[3] = {q[0], q[1], q[2]};
+              add(acc[e], v, wt);
+            }
+        } else if (m == EO) {  // the common case, without per-output checks
+          LOCKSTEP_UNROLL
+          for (int e = 0; e < EO; ++e) {
+            T wt[3];
+            const T v = eval(rl + e * ks, wt);
+            add(acc[e], v, wt);
+          }
+        } else {
+          LOCKSTEP_UNROLL
+          for (int e = 0; e < EO; ++e)
+            if (e < m) {
+              T wt[3];
+              const T v = eval(rl + e * ks, wt);
+              add(acc[e], v, wt);
+            }
+        }
+      };
+      if (a.layer) accumulate(std::true_type{});
+      else accumulate(std::false_type{});
     }
   }
   if (b >= a.B) return;
@@ -257,29 +312,54 @@ __global__ void __launch_bounds__(kThreads) contract_forward_kernel(Args<T> a, T
 // compare-and-swap loops on this hardware; the per-warp partials avoid them.) A small layer,
 // whose row tiles × input chunks leave the multiprocessors idle, also splits its edge rows over
 // grid.z (`eps` per slice); the slices then add their ∂x into a zeroed table atomically.
+// A layer (Problem::layer) adds two per-edge batch sums, S = Σ_b gy·silu(x) and G = Σ_b gy,
+// folded with ∂W into the gradients of the postact weights and bias and the base weight
+// (add_weight_grads), and the base branch's Σ_o gy·Wb·silu'(x) into ∂x; each thread keeps
+// silu and its slope of its own (b, i) in shared memory (no barrier: no other thread reads them).
 template <class T> struct GradArgs {
   const T* gout;
   T *dx, *dtheta, *dw, *dc, *dW;
+  T *dpb, *dbw;  // layer only; dW is then the postact weights' gradient
 };
 
+/// Adds edge (o, i)'s batch sums into the weight gradients: dW = Σ_b gy·post, and for a layer
+/// S = Σ_b gy·silu(x) and G = Σ_b gy (y's terms W·(post + pb) + Wb·silu(x), W = pw·mask,
+/// Wb = bw·mask).
+template <class T>
+__device__ __forceinline__ void add_weight_grads(const Args<T>& a, const GradArgs<T>& g, std::int64_t o, std::int64_t i,
+                                                 T dW, T S, T G) {
+  const std::int64_t k = o * a.I + i;
+  if (!a.layer) {
+    if (g.dW) atomicAdd(g.dW + k, dW);
+    return;
+  }
+  const T m = a.mask ? a.mask[k] : T(1);
+  if (g.dW) atomicAdd(g.dW + k, m * std::fma(a.pb[k], G, dW));
+  if (g.dpb) atomicAdd(g.dpb + k, a.W[k] * m * G);
+  if (g.dbw) atomicAdd(g.dbw + k, m * S);
+}
+
 template <Ansatz A, bool Enc, class T, int RC>
-__global__ void __launch_bounds__(kThreads) backward_kernel(Args<T> a, GradArgs<T> g, int EOB, int eps) {
+__global__ void __launch_bounds__(kThreads, 2) backward_kernel(Args<T> a, GradArgs<T> g, int EOB, int eps) {
   using Circ = CircuitOf<A, Enc>;
   constexpr int kMaxNS = 3 + kFusedMaxReps * 4;                   // slots, any reps
   constexpr int NSC = RC > 0 ? Circ::slot_count(RC) : kMaxNS;     // slots, compiled (registers)
   const Scalar<T> d;
   const int reps = RC > 0 ? RC : a.reps;
-  const int NS = a.NS, NP = NS + 1;
+  const int NS = a.NS, NP = NS + (a.layer ? 3 : 1);
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* rec = reinterpret_cast<T*>(smem_raw);       // [EOB][32][KCp]
-  T* part = rec + EOB * kChunk * a.KCp;          // [kWarps][EOB][32][NP]
+  T* part = rec + EOB * kChunk * a.KCp;          // [kWarps][EOB][32][NP]: slots, dW (, S, G)
   T* gy_s = part + kWarps * EOB * kChunk * NP;   // [BB][EOB]: gy of the block's rows (contraction)
+  T* act_s = gy_s + BB * EOB;                    // layer: [BB][32][2]: silu(x), silu'(x)
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const std::int64_t bb0 = blockIdx.x * std::int64_t(BB), b0 = bb0 + warp * TB;
   const std::int64_t i0 = blockIdx.y * std::int64_t(kChunk), i = i0 + lane;
   const bool active = i < a.I;
-  const bool want_sums = g.dtheta || g.dw || g.dc || (g.dW && a.O_edges > 1);
   const bool shared_edge = a.O_edges == 1;
+  const bool want_weights = g.dW || g.dpb || g.dbw;
+  const bool want_sums = g.dtheta || g.dw || g.dc || (want_weights && !shared_edge);
+  auto act = [&](int t) { return act_s + ((warp * TB + t) * kChunk + lane) * 2; };  // this thread's own
 
   Prep<T> pr[TB];
   T dx[TB], post[TB];
@@ -288,10 +368,23 @@ __global__ void __launch_bounds__(kThreads) backward_kernel(Args<T> a, GradArgs<
   for (int t = 0; t < TB; ++t) {
     const std::int64_t b = b0 + t;
     const bool ok = active && b < a.B;
-    pr[t] = Circ::prep(d, ok ? a.x[b * a.I + i] : T(0), reps);
+    const T xv = ok ? a.x[b * a.I + i] : T(0);
+    pr[t] = Circ::prep(d, xv, reps);
     dx[t] = post[t] = gshared[t] = T(0);
-    if (a.contract && shared_edge && ok)
-      for (std::int64_t o = 0; o < a.O; ++o) gshared[t] = std::fma(g.gout[b * a.O + o], a.W[o * a.I + i], gshared[t]);
+    T slope = T(0);
+    if (a.layer) {
+      act(t)[0] = silu(xv, slope);
+      act(t)[1] = slope;
+    }
+    if (a.contract && shared_edge && ok) {
+      T gb = T(0);  // layer: Σ_o gy[b, o]·Wb[o, i]
+      for (std::int64_t o = 0; o < a.O; ++o) {
+        const EdgeWeights<T> ew = edge_weights(a, o, i);
+        gshared[t] = std::fma(g.gout[b * a.O + o], ew.W, gshared[t]);
+        gb = std::fma(g.gout[b * a.O + o], ew.Wb, gb);
+      }
+      dx[t] = gb * slope;
+    }
   }
 
   const std::int64_t oe_begin = blockIdx.z * std::int64_t(eps), oe_end = std::min<std::int64_t>(a.O_edges, oe_begin + eps);
@@ -308,11 +401,12 @@ __global__ void __launch_bounds__(kThreads) backward_kernel(Args<T> a, GradArgs<
     for (int e = 0; e < n_edges; ++e) {
       const std::int64_t oe = oe0 + e;
       const T* r = rec + (e * kChunk + lane) * a.KCp;
-      const T We = a.contract && !shared_edge && active ? a.W[oe * a.I + i] : T(0);
+      const EdgeWeights<T> ew =
+          a.contract && !shared_edge && active ? edge_weights(a, oe, i) : EdgeWeights<T>{T(0), T(0), T(0)};
       T sl[NSC];
       LOCKSTEP_UNROLL
       for (int k = 0; k < NSC; ++k) sl[k] = T(0);
-      T dWp = T(0);  // Σ_b gy[b, o]·post[b, o, i]
+      T dWp = T(0), Sp = T(0), Gp = T(0);  // Σ_b gy[b, o]·post[b, o, i] (, ·silu(x[b, i]), Σ_b gy[b, o])
       LOCKSTEP_UNROLL
       for (int t = 0; t < TB; ++t) {
         const std::int64_t b = b0 + t;
@@ -321,9 +415,18 @@ __global__ void __launch_bounds__(kThreads) backward_kernel(Args<T> a, GradArgs<
         T gin = T(0);
         if (!a.contract) gin = ok ? g.gout[(b * a.O_edges + oe) * a.I + i] : T(0);
         else if (shared_edge) gin = gshared[t];
-        else gin = gy_s[(warp * TB + t) * n_edges + e] * We;
+        else gin = gy_s[(warp * TB + t) * n_edges + e] * ew.W;
         const T v = Circ::backward(d, r, reps, pr[t], a.fast, gin, sl, dx[t]);
-        if (a.contract && !shared_edge) dWp = std::fma(gy_s[(warp * TB + t) * n_edges + e], v, dWp);
+        if (a.contract && !shared_edge) {
+          const T gy = gy_s[(warp * TB + t) * n_edges + e];
+          dWp = std::fma(gy, v, dWp);
+          if (a.layer) {
+            const T* ac = act(t);
+            dx[t] = std::fma(gy * ew.Wb, ac[1], dx[t]);
+            Sp = std::fma(gy, ac[0], Sp);
+            Gp += gy;
+          }
+        }
         post[t] = v;
       }
       if (want_sums) {
@@ -332,6 +435,7 @@ __global__ void __launch_bounds__(kThreads) backward_kernel(Args<T> a, GradArgs<
         for (int k = 0; k < NSC; ++k)
           if (k < NS) dst[k] = sl[k];
         dst[NS] = dWp;
+        if (a.layer) dst[NS + 1] = Sp, dst[NS + 2] = Gp;
       }
     }
     if (!want_sums) continue;
@@ -340,7 +444,7 @@ __global__ void __launch_bounds__(kThreads) backward_kernel(Args<T> a, GradArgs<
       const int e = k / kChunk;
       const std::int64_t o = oe0 + e, ii = i0 + k % kChunk;
       if (ii >= a.I) continue;
-      T sum[kMaxNS + 1];  // folded once per edge and block: local memory is fine here
+      T sum[kMaxNS + 3];  // folded once per edge and block: local memory is fine here
       for (int s = 0; s < NP; ++s) {
         T acc = T(0);
         for (int w = 0; w < kWarps; ++w) acc += part[((w * EOB + e) * kChunk + k % kChunk) * NP + s];
@@ -355,16 +459,21 @@ __global__ void __launch_bounds__(kThreads) backward_kernel(Args<T> a, GradArgs<
             [&](int l, T v) { if (g.dw) atomicAdd(g.dw + prow + l, v); },
             [&](int l, T v) { if (g.dc) atomicAdd(g.dc + prow + l, v); });
       }
-      if (g.dW && !shared_edge) atomicAdd(g.dW + o * a.I + ii, sum[NS]);
+      if (want_weights && !shared_edge)
+        add_weight_grads(a, g, o, ii, sum[NS], a.layer ? sum[NS + 1] : T(0), a.layer ? sum[NS + 2] : T(0));
     }
   }
-  if (g.dW && a.contract && shared_edge && active)  // one circuit fed every output: ∂W[o, i] = Σ_b gy[b, o]·post[b, i]
+  if (want_weights && a.contract && shared_edge && active)  // one circuit fed every output: ∂W[o, i] = Σ_b gy[b, o]·post[b, i]
     for (std::int64_t o = 0; o < a.O; ++o) {
-      T acc = T(0);
+      T dW = T(0), S = T(0), G = T(0);
       LOCKSTEP_UNROLL
-      for (int t = 0; t < TB; ++t)
-        if (b0 + t < a.B) acc = std::fma(g.gout[(b0 + t) * a.O + o], post[t], acc);
-      atomicAdd(g.dW + o * a.I + i, acc);
+      for (int t = 0; t < TB; ++t) {
+        if (b0 + t >= a.B) continue;
+        const T gy = g.gout[(b0 + t) * a.O + o];
+        dW = std::fma(gy, post[t], dW);
+        if (a.layer) S = std::fma(gy, act(t)[0], S), G += gy;
+      }
+      add_weight_grads(a, g, o, i, dW, S, G);
     }
   if (g.dx && active)
     LOCKSTEP_UNROLL
@@ -443,12 +552,14 @@ template <Ansatz A, bool Enc, class T, int RC> void launch_forward(const Problem
 /// The parameter-gradient tables must be zero on entry (cuda_backward zeroes them).
 template <Ansatz A, bool Enc, class T, int RC> void launch_backward(const Problem& p, const void* gout, const GradPtrs& gp) {
   const Args<T> a = args_of<T>(p);
-  const GradArgs<T> g{static_cast<const T*>(gout), static_cast<T*>(gp.x), static_cast<T*>(gp.theta),
-                      static_cast<T*>(gp.w), static_cast<T*>(gp.c), static_cast<T*>(gp.W)};
+  const GradArgs<T> g{static_cast<const T*>(gout), static_cast<T*>(gp.x),  static_cast<T*>(gp.theta),
+                      static_cast<T*>(gp.w),       static_cast<T*>(gp.c),  static_cast<T*>(gp.W),
+                      static_cast<T*>(gp.pb),      static_cast<T*>(gp.bw)};
   // Edges per tile: up to 8, fewer where records and per-warp partials are long, keeping the
   // block's shared memory under 96 KiB (two blocks per multiprocessor).
-  const int NP = a.NS + 1;
+  const int NP = a.NS + (a.layer ? 3 : 1);
   const std::size_t per_edge = (std::size_t(kChunk) * (a.KCp + kWarps * NP) + BB) * sizeof(T);
+  const std::size_t fixed = a.layer ? std::size_t(BB) * kChunk * 2 * sizeof(T) : 0;  // silu, silu' per (b, i)
   // Edge rows per grid.z slice: all of them, unless the row tiles × input chunks give fewer
   // than 2 blocks per multiprocessor (one circuit per (b, i), O' = 1, is never split).
   const std::int64_t tiles = ((a.B + BB - 1) / BB) * ((a.I + kChunk - 1) / kChunk);
@@ -456,8 +567,8 @@ template <Ansatz A, bool Enc, class T, int RC> void launch_backward(const Proble
   const std::int64_t slices_wanted = a.O_edges == 1 ? 1 : std::min<std::int64_t>((want_blocks + tiles - 1) / tiles, 65535);
   const std::int64_t eps = (a.O_edges + slices_wanted - 1) / slices_wanted;
   const std::int64_t slices = (a.O_edges + eps - 1) / eps;
-  const int EOB = int(std::clamp<std::int64_t>(std::int64_t(96 * 1024 / per_edge), 1, std::min<std::int64_t>(8, eps)));
-  const std::size_t bytes = EOB * per_edge;
+  const int EOB = int(std::clamp<std::int64_t>(std::int64_t((96 * 1024 - fixed) / per_edge), 1, std::min<std::int64_t>(8, eps)));
+  const std::size_t bytes = fixed + EOB * per_edge;
   if (bytes > kMaxSharedBytes) invalid_argument("qkan.cuda", "reps ", p.reps, " needs too much shared memory");
   const dim3 grid(grid_dim((a.B + BB - 1) / BB, "the batch"), grid_dim((a.I + kChunk - 1) / kChunk, "the inputs"),
                   unsigned(slices));
