@@ -3,7 +3,8 @@
 # (plus nanobind, pytest and qkan==0.2.3 for the Python tests and the benchmark):
 #   1. builds the library with CUDA, the C++ tests and the Python extension (build/gpu);
 #   2. runs every C++ test, the GPU ones (label gpu) included;
-#   3. runs compute-sanitizer memcheck and racecheck over the GPU tests' sanitizer subset (and
+#   3. runs compute-sanitizer memcheck and racecheck over the GPU tests' sanitizer subset and a
+#      forward + backward of the fused QKAN layer (scripts/qkan_layer_sanitize.py) (and
 #      memcheck over a short run of the propagation engine's trials);
 #   4. runs the Python tests (tests/python, test_cuda.py included) against that build;
 #   5. runs the GPU benchmarks (bench/qkan_cuda.py; bench/prop_cuda.cpp with the propagation
@@ -46,6 +47,9 @@ SAN_FILTER='QkanTiles/CudaVsReference.Forward/*:QkanTiles/CudaVsReference.Backwa
 for tool in memcheck racecheck; do
   step "sanitizer-$tool" compute-sanitizer --tool "$tool" --error-exitcode 1 \
     "$BUILD/tests/cpp/lockstep_cuda_tests" --gtest_filter="$SAN_FILTER"
+done
+for tool in memcheck racecheck; do  # the fused layer, through torch (scripts/qkan_layer_sanitize.py)
+  step "sanitizer-layer-$tool" compute-sanitizer --tool "$tool" --error-exitcode 1 "$PY" scripts/qkan_layer_sanitize.py
 done
 if [[ "${LOCKSTEP_PROP:-ON}" == ON ]]; then
   step sanitizer-prop-memcheck compute-sanitizer --tool memcheck --error-exitcode 1 \

@@ -109,6 +109,18 @@ MutTensor mut(std::string_view where, std::string_view name, const OptOutArray& 
   return {const_cast<void*>(v.data), v.dtype, v.shape, v.device};
 }
 
+/// The gradient views of a backward call (None skips one); `weight` names the contraction's.
+q::Grads grads_of(std::string_view where, const OptOutArray& x, const OptOutArray& theta, const OptOutArray& w,
+                  const OptOutArray& c, const OptOutArray& W = std::nullopt, const char* weight = "grad_weight") {
+  q::Grads g;
+  g.x = mut(where, "grad_x", x);
+  g.theta = mut(where, "grad_theta", theta);
+  g.w = mut(where, "grad_preacts_weight", w);
+  g.c = mut(where, "grad_preacts_bias", c);
+  g.W = mut(where, weight, W);
+  return g;
+}
+
 q::Options options(const std::string& ansatz, int reps, bool preacts_trainable, bool fast_measure,
                    std::int64_t out_dim, const std::string& path, std::uintptr_t stream) {
   q::Options o;
@@ -221,11 +233,7 @@ NB_MODULE(_lockstep, m) {
         const ConstTensor vx = view(where, "x", x), vt = view(where, "theta", theta),
                           vw = view(where, "preacts_weight", w), vc = view(where, "preacts_bias", c),
                           vg = view(where, "grad_postacts", grad_postacts);
-        q::Grads g;
-        g.x = mut(where, "grad_x", grad_x);
-        g.theta = mut(where, "grad_theta", grad_theta);
-        g.w = mut(where, "grad_preacts_weight", grad_w);
-        g.c = mut(where, "grad_preacts_bias", grad_c);
+        const q::Grads g = grads_of(where, grad_x, grad_theta, grad_w, grad_c);
         nb::gil_scoped_release release;
         q::solve_backward(opt, vx, vt, vw, vc, vg, g);
       },
@@ -261,12 +269,7 @@ NB_MODULE(_lockstep, m) {
         const ConstTensor vx = view(where, "x", x), vt = view(where, "theta", theta),
                           vw = view(where, "preacts_weight", w), vc = view(where, "preacts_bias", c),
                           vW = view(where, "weight", weight), vg = view(where, "grad_y", grad_y);
-        q::Grads g;
-        g.x = mut(where, "grad_x", grad_x);
-        g.theta = mut(where, "grad_theta", grad_theta);
-        g.w = mut(where, "grad_preacts_weight", grad_w);
-        g.c = mut(where, "grad_preacts_bias", grad_c);
-        g.W = mut(where, "grad_weight", grad_weight);
+        const q::Grads g = grads_of(where, grad_x, grad_theta, grad_w, grad_c, grad_weight);
         nb::gil_scoped_release release;
         q::contract_backward(opt, vx, vt, vw, vc, vW, vg, g);
       },
@@ -309,12 +312,8 @@ NB_MODULE(_lockstep, m) {
                           vpw = view(where, "postact_weights", postact_weights), vg = view(where, "grad_y", grad_y);
         const q::LayerTerms terms{view(where, "postact_bias", postact_bias), view(where, "base_weight", base_weight),
                                   view(where, "mask", mask)};
-        q::Grads g;
-        g.x = mut(where, "grad_x", grad_x);
-        g.theta = mut(where, "grad_theta", grad_theta);
-        g.w = mut(where, "grad_preacts_weight", grad_w);
-        g.c = mut(where, "grad_preacts_bias", grad_c);
-        g.W = mut(where, "grad_postact_weights", grad_postact_weights);
+        const q::Grads g =
+            grads_of(where, grad_x, grad_theta, grad_w, grad_c, grad_postact_weights, "grad_postact_weights");
         const q::LayerGrads lg{mut(where, "grad_postact_bias", grad_postact_bias),
                                mut(where, "grad_base_weight", grad_base_weight)};
         nb::gil_scoped_release release;

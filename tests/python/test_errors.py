@@ -186,6 +186,21 @@ def test_binding_validates_and_maps_exceptions():
         _C.explain("float16")
 
 
+def test_fused_layer_entry_points_need_cuda_tensors():
+    """The whole-layer calls run on CUDA only; with CPU arrays each is a ValueError saying so,
+    before any gradient buffer is written."""
+    x = np.zeros((3, 2), np.float32)
+    th = np.zeros((4, 2, 4, 2), np.float32)
+    oi = [np.ones((4, 2), np.float32) for _ in range(3)]  # postact weights, bias, base weight
+    with pytest.raises(ValueError, match=r"\[qkan.layer\] .*CUDA"):
+        _C.layer_forward(x, th, None, None, *oi, None, np.zeros((3, 4), np.float32), ansatz="pz")
+    grads = [np.full(a.shape, 7.0, np.float32) for a in (x, th, *oi)]
+    with pytest.raises(ValueError, match=r"\[qkan.layer_backward\] .*CUDA"):
+        _C.layer_backward(x, th, None, None, *oi, None, np.zeros((3, 4), np.float32),
+                          grads[0], grads[1], None, None, *grads[2:], ansatz="pz")
+    assert all((g == 7.0).all() for g in grads)
+
+
 def test_cpp_exception_translation():
     with pytest.raises(ValueError, match="invalid_argument"):
         _C._raise_cpp_exception("invalid_argument")
