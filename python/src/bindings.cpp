@@ -109,6 +109,15 @@ MutTensor mut(std::string_view where, std::string_view name, const OptOutArray& 
   return {const_cast<void*>(v.data), v.dtype, v.shape, v.device};
 }
 
+/// The circuit's inputs, which every entry point takes, as views (checked in this order).
+struct Inputs {
+  ConstTensor x, theta, w, c;
+};
+Inputs inputs(std::string_view where, const Array& x, const Array& theta, const OptArray& w, const OptArray& c) {
+  return {view(where, "x", x), view(where, "theta", theta), view(where, "preacts_weight", w),
+          view(where, "preacts_bias", c)};
+}
+
 /// The gradient views of a backward call (None skips one); `weight` names the contraction's.
 q::Grads grads_of(std::string_view where, const OptOutArray& x, const OptOutArray& theta, const OptOutArray& w,
                   const OptOutArray& c, const OptOutArray& W = std::nullopt, const char* weight = "grad_weight") {
@@ -199,10 +208,8 @@ NB_MODULE(_lockstep, m) {
       [](const Array& x, const Array& theta, const OptArray& w, const OptArray& c,
          LOCKSTEP_OPTION_PARAMS) {
         constexpr const char* where = "qkan.solve";
-        const Shape s = q::solve_output_shape(LOCKSTEP_OPTIONS, view(where, "x", x),
-                                              view(where, "theta", theta),
-                                              view(where, "preacts_weight", w),
-                                              view(where, "preacts_bias", c));
+        const Inputs in = inputs(where, x, theta, w, c);
+        const Shape s = q::solve_output_shape(LOCKSTEP_OPTIONS, in.x, in.theta, in.w, in.c);
         return nb::make_tuple(s.at(0), s.at(1), s.at(2));
       },
       "x"_a, "theta"_a, "preacts_weight"_a.none(), "preacts_bias"_a.none(), LOCKSTEP_OPTION_ARGS,
@@ -214,11 +221,10 @@ NB_MODULE(_lockstep, m) {
          const OutArray& postacts, LOCKSTEP_OPTION_PARAMS) {
         constexpr const char* where = "qkan.solve";
         const q::Options opt = LOCKSTEP_OPTIONS;
-        const ConstTensor vx = view(where, "x", x), vt = view(where, "theta", theta),
-                          vw = view(where, "preacts_weight", w), vc = view(where, "preacts_bias", c);
+        const Inputs in = inputs(where, x, theta, w, c);
         const MutTensor out = mut(where, "postacts", OptOutArray(postacts));
         nb::gil_scoped_release release;
-        q::solve_forward(opt, vx, vt, vw, vc, out);
+        q::solve_forward(opt, in.x, in.theta, in.w, in.c, out);
       },
       "x"_a, "theta"_a, "preacts_weight"_a.none(), "preacts_bias"_a.none(), "postacts"_a,
       LOCKSTEP_OPTION_ARGS, "Writes postacts (B, O', I).");
@@ -230,12 +236,11 @@ NB_MODULE(_lockstep, m) {
          const OptOutArray& grad_w, const OptOutArray& grad_c, LOCKSTEP_OPTION_PARAMS) {
         constexpr const char* where = "qkan.solve_backward";
         const q::Options opt = LOCKSTEP_OPTIONS;
-        const ConstTensor vx = view(where, "x", x), vt = view(where, "theta", theta),
-                          vw = view(where, "preacts_weight", w), vc = view(where, "preacts_bias", c),
-                          vg = view(where, "grad_postacts", grad_postacts);
+        const Inputs in = inputs(where, x, theta, w, c);
+        const ConstTensor vg = view(where, "grad_postacts", grad_postacts);
         const q::Grads g = grads_of(where, grad_x, grad_theta, grad_w, grad_c);
         nb::gil_scoped_release release;
-        q::solve_backward(opt, vx, vt, vw, vc, vg, g);
+        q::solve_backward(opt, in.x, in.theta, in.w, in.c, vg, g);
       },
       "x"_a, "theta"_a, "preacts_weight"_a.none(), "preacts_bias"_a.none(), "grad_postacts"_a,
       "grad_x"_a.none(), "grad_theta"_a.none(), "grad_preacts_weight"_a.none(),
@@ -248,12 +253,11 @@ NB_MODULE(_lockstep, m) {
          const Array& weight, const OutArray& y, LOCKSTEP_OPTION_PARAMS) {
         constexpr const char* where = "qkan.contract";
         const q::Options opt = LOCKSTEP_OPTIONS;
-        const ConstTensor vx = view(where, "x", x), vt = view(where, "theta", theta),
-                          vw = view(where, "preacts_weight", w), vc = view(where, "preacts_bias", c),
-                          vW = view(where, "weight", weight);
+        const Inputs in = inputs(where, x, theta, w, c);
+        const ConstTensor vW = view(where, "weight", weight);
         const MutTensor out = mut(where, "y", OptOutArray(y));
         nb::gil_scoped_release release;
-        q::contract_forward(opt, vx, vt, vw, vc, vW, out);
+        q::contract_forward(opt, in.x, in.theta, in.w, in.c, vW, out);
       },
       "x"_a, "theta"_a, "preacts_weight"_a.none(), "preacts_bias"_a.none(), "weight"_a, "y"_a,
       LOCKSTEP_OPTION_ARGS, "Writes y (B, O) = sum_i postacts[b,o,i] * weight[o,i].");
@@ -266,12 +270,11 @@ NB_MODULE(_lockstep, m) {
          const OptOutArray& grad_weight, LOCKSTEP_OPTION_PARAMS) {
         constexpr const char* where = "qkan.contract_backward";
         const q::Options opt = LOCKSTEP_OPTIONS;
-        const ConstTensor vx = view(where, "x", x), vt = view(where, "theta", theta),
-                          vw = view(where, "preacts_weight", w), vc = view(where, "preacts_bias", c),
-                          vW = view(where, "weight", weight), vg = view(where, "grad_y", grad_y);
+        const Inputs in = inputs(where, x, theta, w, c);
+        const ConstTensor vW = view(where, "weight", weight), vg = view(where, "grad_y", grad_y);
         const q::Grads g = grads_of(where, grad_x, grad_theta, grad_w, grad_c, grad_weight);
         nb::gil_scoped_release release;
-        q::contract_backward(opt, vx, vt, vw, vc, vW, vg, g);
+        q::contract_backward(opt, in.x, in.theta, in.w, in.c, vW, vg, g);
       },
       "x"_a, "theta"_a, "preacts_weight"_a.none(), "preacts_bias"_a.none(), "weight"_a,
       "grad_y"_a, "grad_x"_a.none(), "grad_theta"_a.none(), "grad_preacts_weight"_a.none(),
@@ -285,14 +288,13 @@ NB_MODULE(_lockstep, m) {
          LOCKSTEP_OPTION_PARAMS) {
         constexpr const char* where = "qkan.layer";
         const q::Options opt = LOCKSTEP_OPTIONS;
-        const ConstTensor vx = view(where, "x", x), vt = view(where, "theta", theta),
-                          vw = view(where, "preacts_weight", w), vc = view(where, "preacts_bias", c),
-                          vpw = view(where, "postact_weights", postact_weights);
+        const Inputs in = inputs(where, x, theta, w, c);
+        const ConstTensor vpw = view(where, "postact_weights", postact_weights);
         const q::LayerTerms terms{view(where, "postact_bias", postact_bias), view(where, "base_weight", base_weight),
                                   view(where, "mask", mask)};
         const MutTensor out = mut(where, "y", OptOutArray(y));
         nb::gil_scoped_release release;
-        q::layer_forward(opt, vx, vt, vw, vc, vpw, terms, out);
+        q::layer_forward(opt, in.x, in.theta, in.w, in.c, vpw, terms, out);
       },
       "x"_a, "theta"_a, "preacts_weight"_a.none(), "preacts_bias"_a.none(), "postact_weights"_a, "postact_bias"_a,
       "base_weight"_a, "mask"_a.none(), "y"_a, LOCKSTEP_OPTION_ARGS,
@@ -307,9 +309,8 @@ NB_MODULE(_lockstep, m) {
          const OptOutArray& grad_base_weight, LOCKSTEP_OPTION_PARAMS) {
         constexpr const char* where = "qkan.layer_backward";
         const q::Options opt = LOCKSTEP_OPTIONS;
-        const ConstTensor vx = view(where, "x", x), vt = view(where, "theta", theta),
-                          vw = view(where, "preacts_weight", w), vc = view(where, "preacts_bias", c),
-                          vpw = view(where, "postact_weights", postact_weights), vg = view(where, "grad_y", grad_y);
+        const Inputs in = inputs(where, x, theta, w, c);
+        const ConstTensor vpw = view(where, "postact_weights", postact_weights), vg = view(where, "grad_y", grad_y);
         const q::LayerTerms terms{view(where, "postact_bias", postact_bias), view(where, "base_weight", base_weight),
                                   view(where, "mask", mask)};
         const q::Grads g =
@@ -317,7 +318,7 @@ NB_MODULE(_lockstep, m) {
         const q::LayerGrads lg{mut(where, "grad_postact_bias", grad_postact_bias),
                                mut(where, "grad_base_weight", grad_base_weight)};
         nb::gil_scoped_release release;
-        q::layer_backward(opt, vx, vt, vw, vc, vpw, terms, vg, g, lg);
+        q::layer_backward(opt, in.x, in.theta, in.w, in.c, vpw, terms, vg, g, lg);
       },
       "x"_a, "theta"_a, "preacts_weight"_a.none(), "preacts_bias"_a.none(), "postact_weights"_a, "postact_bias"_a,
       "base_weight"_a, "mask"_a.none(), "grad_y"_a, "grad_x"_a.none(), "grad_theta"_a.none(),
