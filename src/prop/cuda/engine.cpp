@@ -180,7 +180,9 @@ class CudaEngine final : public Engine {
   }
   std::int64_t total() const { return m_ * n_; }
   const Cx* k_row(int stage) const { return plan_.k_exponential[static_cast<std::size_t>(stage)] < 0 ? n_rows_[static_cast<std::size_t>(stage)] : k_rows_[static_cast<std::size_t>(stage)]; }
+  /// Exponential `index` of group 0; group g's is exponential_stride() further on.
   const Cx* exponential(int index) const { return exponentials_.get() + index * n_; }
+  std::int64_t exponential_stride() const { return static_cast<std::int64_t>(plan_.deltas.size()) * n_; }
   cuda::Combination<R> combination(const StagePlan::Consumer& c) const;
   cuda::StageOutput<R> stage_output(int stage, Cx* input) const;
   void combine(const cuda::Combination<R>& c, Cx* out);
@@ -344,7 +346,7 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, const Cuda
     raman_response_ = DeviceArray<Cx>(groups_ * half);
     raman_response_.upload(response);
   }
-  exponentials_ = DeviceArray<Cx>(groups_ * static_cast<std::int64_t>(plan_.deltas.size()) * n_);
+  exponentials_ = DeviceArray<Cx>(groups_ * exponential_stride());
   if (tableau.has_dense_output()) dense_exponential_ = DeviceArray<Cx>(groups_ * n_);
   omega_ = DeviceArray<double>(n_);
   omega_.upload(grid_.omega());
@@ -426,7 +428,7 @@ cuda::Combination<R> CudaEngine<R>::combination(const StagePlan::Consumer& c) co
   out.step = step_.get();
   if (c.exponential >= 0) {
     out.exponential = exponential(c.exponential);
-    out.group_stride = static_cast<std::int64_t>(plan_.deltas.size()) * n_;
+    out.group_stride = exponential_stride();
   }
   return out;
 }
@@ -442,7 +444,7 @@ cuda::StageOutput<R> CudaEngine<R>::stage_output(int stage, Cx* input) const {
   if (plan_.k_needed[j] && plan_.k_exponential[j] >= 0) {
     out.k = k_rows_[j];
     out.k_exponential = exponential(plan_.k_exponential[j]);
-    out.group_stride = static_cast<std::int64_t>(plan_.deltas.size()) * n_;
+    out.group_stride = exponential_stride();
   }
   return out;
 }
@@ -531,7 +533,7 @@ void CudaEngine<R>::trial(double h, Evaluation evaluation) {
 template <class R>
 void CudaEngine<R>::enqueue_trial() {
   const int s = plan_.stages;
-  const std::int64_t stride = static_cast<std::int64_t>(plan_.deltas.size()) * n_;
+  const std::int64_t stride = exponential_stride();
   // A_I = D(σh) Ã_n
   cuda::Combination<R> a_i;
   if (plan_.frame_exponential < 0) {
