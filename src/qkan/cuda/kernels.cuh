@@ -339,44 +339,58 @@ __device__ __forceinline__ void add_weight_grads(const Args<T>& a, const GradArg
   if (g.dbw) atomicAdd(g.dbw + k, m * S);
 }
 
-template <Ansatz A, bool Enc, class T, int RC>
+/// Where a circuit's cotangent comes from; fixed per launch and a template parameter of the
+/// backward kernel, so its inner loop carries no per-row branches on it:
+///   plain     the plain solve's gout[b, o', i];
+///   shared    a contraction with one circuit per (b, i) (O' = 1): Σ_o gy[b, o]·W[o, i];
+///   contract  a contraction: gy[b, o]·W[o, i];
+///   layer     a layer: gy[b, o]·W[o, i], plus its S, G sums and its base branch's ∂x.
+enum class Feed { plain, shared, contract, layer };
+
+/// The backward's per-edge shared-memory record stride: the record, then (contraction, layer)
+/// W, pb, Wb; odd, so lanes reading their own records fall on distinct banks.
+constexpr int backward_record_stride(int KC) { return (KC + 3) | 1; }
+
+template <Ansatz A, bool Enc, class T, int RC, Feed F>
 __global__ void __launch_bounds__(kThreads, 2) backward_kernel(Args<T> a, GradArgs<T> g, int EOB, int eps) {
   using Circ = CircuitOf<A, Enc>;
+  constexpr bool kWeighted = F == Feed::contract || F == Feed::layer;  // per-edge W from the record tile
   constexpr int kMaxNS = 3 + kFusedMaxReps * 4;                   // slots, any reps
   constexpr int NSC = RC > 0 ? Circ::slot_count(RC) : kMaxNS;     // slots, compiled (registers)
   const Scalar<T> d;
   const int reps = RC > 0 ? RC : a.reps;
   const int NS = a.NS, NP = NS + (a.layer ? 3 : 1);
+  const int KB = backward_record_stride(a.KC);
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  T* rec = reinterpret_cast<T*>(smem_raw);       // [EOB][32][KCp]
-  T* part = rec + EOB * kChunk * a.KCp;          // [kWarps][EOB][32][NP]: slots, dW (, S, G)
-  T* gy_s = part + kWarps * EOB * kChunk * NP;   // [BB][EOB]: gy of the block's rows (contraction)
-  T* act_s = gy_s + BB * EOB;                    // layer: [BB][32][2]: silu(x), silu'(x)
+  T* rec = reinterpret_cast<T*>(smem_raw);       // [EOB][32][KB]: record, W, pb, Wb
+  T* part = rec + EOB * kChunk * KB;             // [kWarps][EOB][NP][32]: slots, dW (, S, G)
+  T* gy_s = part + kWarps * EOB * kChunk * NP;   // [EOB][BB]: gy of the block's rows (contraction)
+  T* act_s = gy_s + BB * EOB;                    // layer: [2][BB][32]: silu(x), silu'(x)
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const std::int64_t bb0 = blockIdx.x * std::int64_t(BB), b0 = bb0 + warp * TB;
   const std::int64_t i0 = blockIdx.y * std::int64_t(kChunk), i = i0 + lane;
   const bool active = i < a.I;
-  const bool shared_edge = a.O_edges == 1;
   const bool want_weights = g.dW || g.dpb || g.dbw;
-  const bool want_sums = g.dtheta || g.dw || g.dc || (want_weights && !shared_edge);
-  auto act = [&](int t) { return act_s + ((warp * TB + t) * kChunk + lane) * 2; };  // this thread's own
+  const bool want_sums = g.dtheta || g.dw || g.dc || (want_weights && F != Feed::shared);
+  // This thread's own silu(x), silu'(x) of row t (no barrier: no other thread reads them).
+  auto act = [&](int t, int k) -> T& { return act_s[(k * BB + warp * TB + t) * kChunk + lane]; };
 
   Prep<T> pr[TB];
-  T dx[TB], post[TB];
-  T gshared[TB];  // contraction with one circuit per (b, i): Σ_o gy[b, o]·W[o, i]
+  T dx[TB];
+  T gshared[TB];  // Feed::shared: Σ_o gy[b, o]·W[o, i]
   LOCKSTEP_UNROLL
   for (int t = 0; t < TB; ++t) {
     const std::int64_t b = b0 + t;
     const bool ok = active && b < a.B;
     const T xv = ok ? a.x[b * a.I + i] : T(0);
     pr[t] = Circ::prep(d, xv, reps);
-    dx[t] = post[t] = gshared[t] = T(0);
+    dx[t] = gshared[t] = T(0);
     T slope = T(0);
     if (a.layer) {
-      act(t)[0] = silu(xv, slope);
-      act(t)[1] = slope;
+      act(t, 0) = silu(xv, slope);
+      act(t, 1) = slope;
     }
-    if (a.contract && shared_edge && ok) {
+    if (F == Feed::shared && ok) {
       T gb = T(0);  // layer: Σ_o gy[b, o]·Wb[o, i]
       for (std::int64_t o = 0; o < a.O; ++o) {
         const EdgeWeights<T> ew = edge_weights(a, o, i);
@@ -386,68 +400,78 @@ __global__ void __launch_bounds__(kThreads, 2) backward_kernel(Args<T> a, GradAr
       dx[t] = gb * slope;
     }
   }
+  T post[F == Feed::shared ? TB : 1];  // Feed::shared: the one circuit's values, for ∂W
 
   const std::int64_t oe_begin = blockIdx.z * std::int64_t(eps), oe_end = std::min<std::int64_t>(a.O_edges, oe_begin + eps);
   for (std::int64_t oe0 = oe_begin; oe0 < oe_end; oe0 += EOB) {
     const int n_edges = int(std::min<std::int64_t>(EOB, oe_end - oe0));
     __syncthreads();  // the previous tile's records and partials are no longer read
-    build_records<A>(a, oe0, n_edges, i0, kChunk, a.KCp, rec);
-    if (a.contract && !shared_edge)
-      for (int k = threadIdx.x; k < BB * n_edges; k += kThreads) {
-        const std::int64_t b = bb0 + k / n_edges;
-        gy_s[k] = b < a.B ? g.gout[b * a.O + oe0 + k % n_edges] : T(0);
+    build_records<A>(a, oe0, n_edges, i0, kChunk, KB, rec);
+    if constexpr (kWeighted) {
+      for (int k = threadIdx.x; k < n_edges * kChunk; k += kThreads) {
+        const std::int64_t ii = i0 + k % kChunk;
+        const EdgeWeights<T> ew = ii < a.I ? edge_weights(a, oe0 + k / kChunk, ii) : EdgeWeights<T>{T(0), T(0), T(0)};
+        T* r = rec + k * KB + a.KC;
+        r[0] = ew.W, r[1] = ew.pb, r[2] = ew.Wb;
       }
+      for (int k = threadIdx.x; k < BB * n_edges; k += kThreads) {  // read along rows of gy
+        const int row = k / n_edges, e = k % n_edges;
+        const std::int64_t b = bb0 + row;
+        gy_s[e * BB + row] = b < a.B ? g.gout[b * a.O + oe0 + e] : T(0);
+      }
+    }
     __syncthreads();
     for (int e = 0; e < n_edges; ++e) {
       const std::int64_t oe = oe0 + e;
-      const T* r = rec + (e * kChunk + lane) * a.KCp;
-      const EdgeWeights<T> ew =
-          a.contract && !shared_edge && active ? edge_weights(a, oe, i) : EdgeWeights<T>{T(0), T(0), T(0)};
+      const T* r = rec + (e * kChunk + lane) * KB;
+      const T* gy = gy_s + e * BB + warp * TB;
+      T W = T(0), Wb = T(0);
+      if constexpr (kWeighted) W = r[a.KC], Wb = r[a.KC + 2];
       T sl[NSC];
       LOCKSTEP_UNROLL
       for (int k = 0; k < NSC; ++k) sl[k] = T(0);
       T dWp = T(0), Sp = T(0), Gp = T(0);  // Σ_b gy[b, o]·post[b, o, i] (, ·silu(x[b, i]), Σ_b gy[b, o])
+      // Rows past B (and lanes past I) run on x = 0 with a zero cotangent: nothing they add is
+      // stored or changes a sum.
       LOCKSTEP_UNROLL
       for (int t = 0; t < TB; ++t) {
-        const std::int64_t b = b0 + t;
-        const bool ok = active && b < a.B;
-        // The cotangent of this circuit: ∂post = gy[b, o]·W[o, i] summed over the outputs it feeds.
-        T gin = T(0);
-        if (!a.contract) gin = ok ? g.gout[(b * a.O_edges + oe) * a.I + i] : T(0);
-        else if (shared_edge) gin = gshared[t];
-        else gin = gy_s[(warp * TB + t) * n_edges + e] * ew.W;
-        const T v = Circ::backward(d, r, reps, pr[t], a.fast, gin, sl, dx[t]);
-        if (a.contract && !shared_edge) {
-          const T gy = gy_s[(warp * TB + t) * n_edges + e];
-          dWp = std::fma(gy, v, dWp);
-          if (a.layer) {
-            const T* ac = act(t);
-            dx[t] = std::fma(gy * ew.Wb, ac[1], dx[t]);
-            Sp = std::fma(gy, ac[0], Sp);
-            Gp += gy;
-          }
+        T gin;  // the cotangent of this circuit
+        if constexpr (F == Feed::plain) {
+          const std::int64_t b = b0 + t;
+          gin = active && b < a.B ? g.gout[(b * a.O_edges + oe) * a.I + i] : T(0);
+        } else if constexpr (F == Feed::shared) {
+          gin = gshared[t];
+        } else {
+          gin = gy[t] * W;
         }
-        post[t] = v;
+        const T v = Circ::backward(d, r, reps, pr[t], a.fast, gin, sl, dx[t]);
+        if constexpr (kWeighted) dWp = std::fma(gy[t], v, dWp);
+        if constexpr (F == Feed::layer) {
+          dx[t] = std::fma(gy[t] * Wb, act(t, 1), dx[t]);
+          Sp = std::fma(gy[t], act(t, 0), Sp);
+          Gp += gy[t];
+        }
+        if constexpr (F == Feed::shared) post[t] = v;
       }
       if (want_sums) {
-        T* dst = part + ((warp * EOB + e) * kChunk + lane) * NP;
+        T* dst = part + (warp * EOB + e) * NP * kChunk + lane;
         LOCKSTEP_UNROLL  // constant indices keep sl in registers
         for (int k = 0; k < NSC; ++k)
-          if (k < NS) dst[k] = sl[k];
-        dst[NS] = dWp;
-        if (a.layer) dst[NS + 1] = Sp, dst[NS + 2] = Gp;
+          if (k < NS) dst[k * kChunk] = sl[k];
+        dst[NS * kChunk] = dWp;
+        if (a.layer) dst[(NS + 1) * kChunk] = Sp, dst[(NS + 2) * kChunk] = Gp;
       }
     }
     if (!want_sums) continue;
     __syncthreads();
     for (int k = threadIdx.x; k < n_edges * kChunk; k += kThreads) {
-      const int e = k / kChunk;
-      const std::int64_t o = oe0 + e, ii = i0 + k % kChunk;
+      const int e = k / kChunk, l = k % kChunk;
+      const std::int64_t o = oe0 + e, ii = i0 + l;
       if (ii >= a.I) continue;
       T sum[kMaxNS + 3];  // folded once per edge and block: local memory is fine here
       for (int s = 0; s < NP; ++s) {
         T acc = T(0);
-        for (int w = 0; w < kWarps; ++w) acc += part[((w * EOB + e) * kChunk + k % kChunk) * NP + s];
+        for (int w = 0; w < kWarps; ++w) acc += part[((w * EOB + e) * NP + s) * kChunk + l];
         sum[s] = acc;
       }
       if (g.dtheta || g.dw || g.dc) {
@@ -459,22 +483,24 @@ __global__ void __launch_bounds__(kThreads, 2) backward_kernel(Args<T> a, GradAr
             [&](int l, T v) { if (g.dw) atomicAdd(g.dw + prow + l, v); },
             [&](int l, T v) { if (g.dc) atomicAdd(g.dc + prow + l, v); });
       }
-      if (want_weights && !shared_edge)
+      if (want_weights && F != Feed::shared)
         add_weight_grads(a, g, o, ii, sum[NS], a.layer ? sum[NS + 1] : T(0), a.layer ? sum[NS + 2] : T(0));
     }
   }
-  if (want_weights && a.contract && shared_edge && active)  // one circuit fed every output: ∂W[o, i] = Σ_b gy[b, o]·post[b, i]
-    for (std::int64_t o = 0; o < a.O; ++o) {
-      T dW = T(0), S = T(0), G = T(0);
-      LOCKSTEP_UNROLL
-      for (int t = 0; t < TB; ++t) {
-        if (b0 + t >= a.B) continue;
-        const T gy = g.gout[(b0 + t) * a.O + o];
-        dW = std::fma(gy, post[t], dW);
-        if (a.layer) S = std::fma(gy, act(t)[0], S), G += gy;
+  if constexpr (F == Feed::shared) {  // one circuit fed every output: ∂W[o, i] = Σ_b gy[b, o]·post[b, i]
+    if (want_weights && active)
+      for (std::int64_t o = 0; o < a.O; ++o) {
+        T dW = T(0), S = T(0), G = T(0);
+        LOCKSTEP_UNROLL
+        for (int t = 0; t < TB; ++t) {
+          if (b0 + t >= a.B) continue;
+          const T gy = g.gout[(b0 + t) * a.O + o];
+          dW = std::fma(gy, post[t], dW);
+          if (a.layer) S = std::fma(gy, act(t, 0), S), G += gy;
+        }
+        add_weight_grads(a, g, o, i, dW, S, G);
       }
-      add_weight_grads(a, g, o, i, dW, S, G);
-    }
+  }
   if (g.dx && active)
     LOCKSTEP_UNROLL
     for (int t = 0; t < TB; ++t) {
@@ -556,9 +582,10 @@ template <Ansatz A, bool Enc, class T, int RC> void launch_backward(const Proble
                       static_cast<T*>(gp.w),       static_cast<T*>(gp.c),  static_cast<T*>(gp.W),
                       static_cast<T*>(gp.pb),      static_cast<T*>(gp.bw)};
   // Edges per tile: up to 8, fewer where records and per-warp partials are long, keeping the
-  // block's shared memory under 96 KiB (two blocks per multiprocessor).
+  // block's shared memory under 110 KiB (two blocks share a multiprocessor's 228 KiB). The
+  // tile's records and fold are a per-tile cost over its edges × 8 rows per thread.
   const int NP = a.NS + (a.layer ? 3 : 1);
-  const std::size_t per_edge = (std::size_t(kChunk) * (a.KCp + kWarps * NP) + BB) * sizeof(T);
+  const std::size_t per_edge = (std::size_t(kChunk) * (backward_record_stride(a.KC) + kWarps * NP) + BB) * sizeof(T);
   const std::size_t fixed = a.layer ? std::size_t(BB) * kChunk * 2 * sizeof(T) : 0;  // silu, silu' per (b, i)
   // Edge rows per grid.z slice: all of them, unless the row tiles × input chunks give fewer
   // than 2 blocks per multiprocessor (one circuit per (b, i), O' = 1, is never split).
@@ -567,16 +594,22 @@ template <Ansatz A, bool Enc, class T, int RC> void launch_backward(const Proble
   const std::int64_t slices_wanted = a.O_edges == 1 ? 1 : std::min<std::int64_t>((want_blocks + tiles - 1) / tiles, 65535);
   const std::int64_t eps = (a.O_edges + slices_wanted - 1) / slices_wanted;
   const std::int64_t slices = (a.O_edges + eps - 1) / eps;
-  const int EOB = int(std::clamp<std::int64_t>(std::int64_t((96 * 1024 - fixed) / per_edge), 1, std::min<std::int64_t>(8, eps)));
+  const int EOB = int(std::clamp<std::int64_t>(std::int64_t((110 * 1024 - fixed) / per_edge), 1, std::min<std::int64_t>(8, eps)));
   const std::size_t bytes = fixed + EOB * per_edge;
   if (bytes > kMaxSharedBytes) invalid_argument("qkan.cuda", "reps ", p.reps, " needs too much shared memory");
   const dim3 grid(grid_dim((a.B + BB - 1) / BB, "the batch"), grid_dim((a.I + kChunk - 1) / kChunk, "the inputs"),
                   unsigned(slices));
   if (grid.y > 65535) invalid_argument("qkan.cuda", "I = ", a.I, " is more inputs than the grid holds");
   if (slices > 1 && g.dx) cuda_zero(g.dx, std::size_t(a.B * a.I) * sizeof(T), p.stream);  // the slices add into ∂x
-  auto kernel = backward_kernel<A, Enc, T, RC>;
-  allow_shared(kernel, bytes);
-  kernel<<<grid, kThreads, bytes, static_cast<cudaStream_t>(p.stream)>>>(a, g, EOB, int(eps));
+  auto launch = [&](auto feed) {
+    auto kernel = backward_kernel<A, Enc, T, RC, decltype(feed)::value>;
+    allow_shared(kernel, bytes);
+    kernel<<<grid, kThreads, bytes, static_cast<cudaStream_t>(p.stream)>>>(a, g, EOB, int(eps));
+  };
+  if (!a.contract) launch(std::integral_constant<Feed, Feed::plain>{});
+  else if (a.O_edges == 1) launch(std::integral_constant<Feed, Feed::shared>{});
+  else if (a.layer) launch(std::integral_constant<Feed, Feed::layer>{});
+  else launch(std::integral_constant<Feed, Feed::contract>{});
   check(cudaGetLastError(), "launching the backward kernel");
 }
 
