@@ -151,8 +151,7 @@ def _stream(x: torch.Tensor) -> int:
 
 def _device_guard(x: torch.Tensor):
     """Makes x's CUDA device the current one around a C++ call: the kernels launch on the
-    current device, and torch's ``__dlpack__`` refuses to export a tensor of another device.
-    A no-op on the CPU and when x's device is already current."""
+    current device. A no-op on the CPU and when x's device is already current."""
     return torch.cuda.device(x.device) if x.is_cuda else contextlib.nullcontext()
 
 
