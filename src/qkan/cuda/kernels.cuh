@@ -59,84 +59,8 @@ template <class D> __host__ __device__ __forceinline__ double inv_sqrt(D, double
 }  // namespace lockstep::qkan::detail::cuda_lanes
 
 #include "src/qkan/circuit-inl.hpp"
-#include "src/qkan/fourier_math.hpp"
 
 namespace lockstep::qkan::detail::cuda_lanes {
-
-/// The raw-x circuit in its Fourier form (fourier_math.hpp), reps = L compiled in. Records: the
-/// forward's, n's three coefficient rows; the backward's, those, then dn_z/dx's coefficients.
-/// Slots: S_j = Σ_b gz·φ_j, j < 2L + 1, which fourier_fold_kernel turns into θ's gradient.
-template <Ansatz A, int L> struct Fourier {
-  using Chain = Generic<A, false>;
-  static constexpr int kL = L;
-  static constexpr int W = fourier_width(L);
-  static constexpr int kSlopeAt = 3 * W;  // dn_z/dx's coefficients
-  static constexpr int kForwardRecord = 3 * W;
-  static constexpr int kBackwardRecord = kSlopeAt + 2 * L;
-  static constexpr int kChainRecord = 3 + L * Chain::kStride;
-  static constexpr int slot_count(int /*reps*/) { return W; }
-
-  template <class D, class V> static LOCKSTEP_HD Harmonics<L, V> prep(D d, V x, int /*reps*/) {
-    V c, s;
-    sin_cos(d, x, c, s);
-    return harmonics<L>(c, s);
-  }
-  template <class D, class V>
-  static LOCKSTEP_HD V forward(D d, const V* rec, int /*reps*/, const Harmonics<L, V>& h, bool fast) {
-    const V z = fourier_sum(rec + 2 * W, h);
-    return fast ? measure(d, fourier_sum(rec, h), fourier_sum(rec + W, h), z, true) : z;
-  }
-  /// The row's value; adds gz·φ_j into the slots and gz·dz/dx into dx (gz = gin·d out/dz).
-  template <class D, class V>
-  static LOCKSTEP_HD V backward(D d, const V* rec, int /*reps*/, const Harmonics<L, V>& h, bool fast, V gin, V* sl, V& dx) {
-    V n[3] = {V(0), V(0), fourier_sum(rec + 2 * W, h)};
-    if (fast) n[0] = fourier_sum(rec, h), n[1] = fourier_sum(rec + W, h);
-    V slope;
-    const V out = measure_with_slope(d, n, fast, slope);
-    const V gz = gin * slope;
-    V dzdx = V(0);
-    sl[0] += gz;
-    LOCKSTEP_UNROLL
-    for (int k = 0; k < L; ++k) {
-      sl[2 * k + 1] = std::fma(gz, h.c[k], sl[2 * k + 1]);
-      sl[2 * k + 2] = std::fma(gz, h.s[k], sl[2 * k + 2]);
-      dzdx = std::fma(rec[kSlopeAt + 2 * k], h.c[k], std::fma(rec[kSlopeAt + 2 * k + 1], h.s[k], dzdx));
-    }
-    dx = std::fma(gz, dzdx, dx);
-    return out;
-  }
-  /// The fold's first step: the chain's slots (those of fold_edge) from the sums S, by the
-  /// chain's state-free walk at the N = 2L + 1 nodes with their virtual cotangents (taken
-  /// along z: the walk with the plain ⟨Z⟩ measure, whose slope is 1).
-  template <class D, class V> static LOCKSTEP_HD void chain_slots(D d, const V* chain, const V* S, V* out) {
-    constexpr double kTwoPi = 6.283185307179586476925286766559;
-    for (int k = 0; k < Chain::slot_count(L); ++k) out[k] = V(0);
-    for (int q = 0; q < W; ++q) {
-      const Prep<V> pr = Chain::prep(d, V(kTwoPi * q / W), L);
-      V unused = V(0);
-      Chain::backward(d, chain, L, pr, false, virtual_cotangent(S, harmonics<L>(pr.c, pr.s)), out, unused);
-    }
-  }
-};
-
-template <class C> constexpr bool is_fourier = false;
-template <Ansatz A, int L> constexpr bool is_fourier<Fourier<A, L>> = true;
-
-/// The circuit the kernels run: the Fourier form where the ansatz has one and reps is compiled
-/// in (its harmonics live in registers), else the rotation chain. The one choice of form.
-template <Ansatz A, bool Enc, int RC>
-using KernelCircuit = std::conditional_t<has_fourier_form(A, Enc) && (RC > 0), Fourier<A, (RC > 0 ? RC : 1)>, CircuitOf<A, Enc>>;
-
-/// Record values per edge for the kernels of Circ (the backward's may be longer).
-template <class Circ> constexpr int record_size_of(Ansatz A, int reps, bool backward) {
-  if constexpr (is_fourier<Circ>) return backward ? Circ::kBackwardRecord : Circ::kForwardRecord;
-  else return edge_record_size(A, reps);
-}
-/// Gradient slots per edge for the kernels of Circ.
-template <class Circ> constexpr int slot_count_of(Ansatz A, int reps, bool enc) {
-  if constexpr (is_fourier<Circ>) return Circ::slot_count(reps);
-  else return edge_slot_count(A, reps, enc);
-}
 
 constexpr int kWarps = 8;
 constexpr int kThreads = 32 * kWarps;
@@ -155,13 +79,13 @@ template <class T> struct Args {
   const T *pb, *bw, *mask;  // layer only (mask may be null: ones)
 };
 
-template <class Circ, class T> Args<T> args_of(const Problem& p, bool backward) {
+template <class T> Args<T> args_of(const Problem& p) {
   Args<T> a;
   a.B = p.B, a.I = p.I, a.O = p.O, a.O_edges = p.O_edges;
   a.reps = p.reps, a.R = p.R, a.K = p.K;
-  a.KC = record_size_of<Circ>(p.ansatz, p.reps, backward);
+  a.KC = edge_record_size(p.ansatz, p.reps);
   a.KCp = a.KC | 1;  // an odd stride keeps lanes reading their records on distinct banks
-  a.NS = slot_count_of<Circ>(p.ansatz, p.reps, p.encoding);
+  a.NS = edge_slot_count(p.ansatz, p.reps, p.encoding);
   a.encoding = p.encoding, a.fast = p.fast_measure, a.contract = p.kind == Kind::contract, a.layer = p.layer;
   a.theta_layout = p.theta_layout, a.pre_layout = p.pre_layout;
   a.x = static_cast<const T*>(p.x), a.theta = static_cast<const T*>(p.theta);
@@ -190,40 +114,20 @@ template <class T> __device__ __forceinline__ T silu(T x) {
 }
 template <class T> __device__ __forceinline__ T silu(T x, T& slope) { return activate_value<Activation::silu, true>(x, slope); }
 
-/// Writes the rotation-chain record (edge_math.hpp's build_record) of the θ row at th, with the
-/// preacts at prow (read only with the encoding active), into r.
-template <Ansatz A, class T>
-__device__ __forceinline__ void build_chain_record(const Args<T>& a, int reps, const T* th, std::int64_t prow, T* r) {
-  build_record<T>(
-      A, reps, a.encoding, [&](int row, int col) { return th[row * a.K + col]; },
-      [&](int l) { return a.w[prow + l]; }, [&](int l) { return a.c[prow + l]; }, r);
-}
-
-/// Builds edge (o, i)'s record for the kernels of Circ into r: the backward's when `backward`.
-/// The Fourier form is built from the chain's record (its θ trig and prefix state).
-template <Ansatz A, class Circ, class T>
-__device__ void build_edge_record(const Args<T>& a, int reps, std::int64_t o, std::int64_t i, bool backward, T* r) {
-  const T* th = a.theta + a.theta_layout.row(o, i) * a.R * a.K;
-  const std::int64_t prow = a.encoding ? a.pre_layout.row(o, i) * a.reps : 0;
-  if constexpr (is_fourier<Circ>) {
-    T chain[Circ::kChainRecord];
-    build_chain_record<A>(a, reps, th, prow, chain);
-    build_fourier_record<T, T, Circ::kL + 2>(A, reps, chain, r, backward ? r + Circ::kSlopeAt : nullptr);
-  } else {
-    build_chain_record<A>(a, reps, th, prow, r);
-  }
-}
-
 /// Builds the records of edges (o_edge0 + e, i0 + il), e < n_edges, il < n_i, into
 /// rec + (e·n_i + il)·stride.
-template <Ansatz A, class Circ, class T>
-__device__ void build_records(const Args<T>& a, int reps, std::int64_t o_edge0, int n_edges, std::int64_t i0, int n_i,
-                              int stride, bool backward, T* rec) {
+template <Ansatz A, class T>
+__device__ void build_records(const Args<T>& a, std::int64_t o_edge0, int n_edges, std::int64_t i0, int n_i,
+                              int stride, T* rec) {
   for (int k = threadIdx.x; k < n_edges * n_i; k += blockDim.x) {
     const int e = k / n_i, il = k % n_i;
     const std::int64_t o = o_edge0 + e, i = i0 + il;
     if (i >= a.I) continue;
-    build_edge_record<A, Circ>(a, reps, o, i, backward, rec + k * stride);
+    const T* th = a.theta + a.theta_layout.row(o, i) * a.R * a.K;
+    const std::int64_t prow = a.encoding ? a.pre_layout.row(o, i) * a.reps : 0;
+    build_record<T>(
+        A, a.reps, a.encoding, [&](int row, int col) { return th[row * a.K + col]; },
+        [&](int l) { return a.w[prow + l]; }, [&](int l) { return a.c[prow + l]; }, rec + k * stride);
   }
 }
 
@@ -235,7 +139,7 @@ __device__ void build_records(const Args<T>& a, int reps, std::int64_t o_edge0, 
 constexpr int kEdgeRows = kThreads / kChunk;
 template <Ansatz A, bool Enc, class T, int RC>
 __global__ void __launch_bounds__(kThreads) solve_forward_kernel(Args<T> a, T* out) {
-  using Circ = KernelCircuit<A, Enc, RC>;
+  using Circ = CircuitOf<A, Enc>;
   const Scalar<T> d;
   const int reps = RC > 0 ? RC : a.reps;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -246,11 +150,11 @@ __global__ void __launch_bounds__(kThreads) solve_forward_kernel(Args<T> a, T* o
   const int n_edges = int(std::min<std::int64_t>(kEdgeRows, a.O_edges - o0));
   for (std::int64_t i0 = 0; i0 < a.I; i0 += kChunk) {
     __syncthreads();  // the previous chunk's records are no longer read
-    build_records<A, Circ>(a, reps, o0, n_edges, i0, kChunk, a.KCp, false, rec);
+    build_records<A>(a, o0, n_edges, i0, kChunk, a.KCp, rec);
     __syncthreads();
     const std::int64_t i = i0 + lane;
     if (i >= a.I) continue;
-    decltype(Circ::prep(d, T(0), reps)) pr[TB];
+    Prep<T> pr[TB];
     LOCKSTEP_UNROLL
     for (int t = 0; t < TB; ++t) pr[t] = Circ::prep(d, b0 + t < a.B ? a.x[(b0 + t) * a.I + i] : T(0), reps);
     for (int e = 0; e < n_edges; ++e) {
@@ -292,8 +196,8 @@ template <int N, class T> __device__ __forceinline__ void load_record(const T* s
 
 template <Ansatz A, bool Enc, class T, int RC>
 __global__ void __launch_bounds__(kThreads) contract_forward_kernel(Args<T> a, T* y, int n_out, int ic, int ips) {
-  using Circ = KernelCircuit<A, Enc, RC>;
-  constexpr int KC = RC > 0 ? record_size_of<Circ>(A, RC, false) : 0;
+  using Circ = CircuitOf<A, Enc>;
+  constexpr int KC = RC > 0 ? edge_record_size(A, RC) : 0;
   constexpr int KS = RC > 0 ? padded<T>(KC) : 0;
   const Scalar<T> d;
   const int reps = RC > 0 ? RC : a.reps;
@@ -317,7 +221,13 @@ __global__ void __launch_bounds__(kThreads) contract_forward_kernel(Args<T> a, T
       const int il = k / m, e = k % m;
       const std::int64_t i = i0 + il, o = shared_edge ? 0 : o0 + e;
       T* r = rec + (il * EO + e) * ks;
-      if (!shared_edge || e == 0) build_edge_record<A, Circ>(a, reps, o, i, false, r);
+      if (!shared_edge || e == 0) {
+        const T* th = a.theta + a.theta_layout.row(o, i) * a.R * a.K;
+        const std::int64_t prow = a.encoding ? a.pre_layout.row(o, i) * a.reps : 0;
+        build_record<T>(
+            A, reps, a.encoding, [&](int row, int col) { return th[row * a.K + col]; },
+            [&](int l) { return a.w[prow + l]; }, [&](int l) { return a.c[prow + l]; }, r);
+      }
       const EdgeWeights<T> ew = edge_weights(a, o0 + e, i);
       r[kc] = ew.W, r[kc + 1] = ew.pb, r[kc + 2] = ew.Wb;
     }
@@ -329,7 +239,7 @@ __global__ void __launch_bounds__(kThreads) contract_forward_kernel(Args<T> a, T
     __syncthreads();
     for (int il = 0; il < n_i; ++il) {
       const T xv = xs[il * (kThreads + 1) + threadIdx.x];
-      const auto pr = Circ::prep(d, xv, reps);
+      const Prep<T> pr = Circ::prep(d, xv, reps);
       const T* rl = rec + il * EO * ks;
       // The circuit of the record at src, its weights (W, pb, Wb) into wt.
       auto eval = [&](const T* src, T (&wt)[3]) {
@@ -443,10 +353,10 @@ constexpr int backward_record_stride(int KC) { return (KC + 3) | 1; }
 
 template <Ansatz A, bool Enc, class T, int RC, Feed F>
 __global__ void __launch_bounds__(kThreads, 2) backward_kernel(Args<T> a, GradArgs<T> g, int EOB, int eps) {
-  using Circ = KernelCircuit<A, Enc, RC>;
+  using Circ = CircuitOf<A, Enc>;
   constexpr bool kWeighted = F == Feed::contract || F == Feed::layer;  // per-edge W from the record tile
   constexpr int kMaxNS = 3 + kFusedMaxReps * 4;                   // slots, any reps
-  constexpr int NSC = RC > 0 ? slot_count_of<Circ>(A, RC, Enc) : kMaxNS;  // slots, compiled (registers)
+  constexpr int NSC = RC > 0 ? Circ::slot_count(RC) : kMaxNS;     // slots, compiled (registers)
   const Scalar<T> d;
   const int reps = RC > 0 ? RC : a.reps;
   const int NS = a.NS, NP = NS + (a.layer ? 3 : 1);
@@ -465,7 +375,7 @@ __global__ void __launch_bounds__(kThreads, 2) backward_kernel(Args<T> a, GradAr
   // This thread's own silu(x), silu'(x) of row t (no barrier: no other thread reads them).
   auto act = [&](int t, int k) -> T& { return act_s[(k * BB + warp * TB + t) * kChunk + lane]; };
 
-  decltype(Circ::prep(d, T(0), reps)) pr[TB];
+  Prep<T> pr[TB];
   T dx[TB];
   T gshared[TB];  // Feed::shared: Σ_o gy[b, o]·W[o, i]
   LOCKSTEP_UNROLL
@@ -496,7 +406,7 @@ __global__ void __launch_bounds__(kThreads, 2) backward_kernel(Args<T> a, GradAr
   for (std::int64_t oe0 = oe_begin; oe0 < oe_end; oe0 += EOB) {
     const int n_edges = int(std::min<std::int64_t>(EOB, oe_end - oe0));
     __syncthreads();  // the previous tile's records and partials are no longer read
-    build_records<A, Circ>(a, reps, oe0, n_edges, i0, kChunk, KB, true, rec);
+    build_records<A>(a, oe0, n_edges, i0, kChunk, KB, rec);
     if constexpr (kWeighted) {
       for (int k = threadIdx.x; k < n_edges * kChunk; k += kThreads) {
         const std::int64_t ii = i0 + k % kChunk;
@@ -566,18 +476,12 @@ __global__ void __launch_bounds__(kThreads, 2) backward_kernel(Args<T> a, GradAr
       }
       if (g.dtheta || g.dw || g.dc) {
         const std::int64_t trow = a.theta_layout.row(o, ii) * a.R * a.K;
-        if constexpr (is_fourier<Circ>) {
-          // The sums S into the first 2L + 1 entries of the edge's θ-gradient row, which
-          // fourier_fold_kernel turns into the gradient (raw x: no w, c).
-          for (int s = 0; s < NS; ++s) atomicAdd(g.dtheta + trow + s, sum[s]);
-        } else {
-          const std::int64_t prow = a.encoding ? a.pre_layout.row(o, ii) * a.reps : 0;
-          fold_edge<T>(
-              A, reps, a.encoding, sum, [&](int row, int col) { return a.theta[trow + row * a.K + col]; },
-              g.dtheta != nullptr, [&](int row, int col, T v) { atomicAdd(g.dtheta + trow + row * a.K + col, v); },
-              [&](int l, T v) { if (g.dw) atomicAdd(g.dw + prow + l, v); },
-              [&](int l, T v) { if (g.dc) atomicAdd(g.dc + prow + l, v); });
-        }
+        const std::int64_t prow = a.encoding ? a.pre_layout.row(o, ii) * a.reps : 0;
+        fold_edge<T>(
+            A, reps, a.encoding, sum, [&](int row, int col) { return a.theta[trow + row * a.K + col]; },
+            g.dtheta != nullptr, [&](int row, int col, T v) { atomicAdd(g.dtheta + trow + row * a.K + col, v); },
+            [&](int l, T v) { if (g.dw) atomicAdd(g.dw + prow + l, v); },
+            [&](int l, T v) { if (g.dc) atomicAdd(g.dc + prow + l, v); });
       }
       if (want_weights && F != Feed::shared)
         add_weight_grads(a, g, o, ii, sum[NS], a.layer ? sum[NS + 1] : T(0), a.layer ? sum[NS + 2] : T(0));
@@ -606,32 +510,6 @@ __global__ void __launch_bounds__(kThreads, 2) backward_kernel(Args<T> a, GradAr
     }
 }
 
-/// The Fourier backward's fold, one thread per θ row: the row's gradient from the sums S the
-/// backward kernel added into its first 2L + 1 entries (over every batch row and every edge of
-/// the row: the fold is linear in S and depends on θ alone, so edges sharing a row share it),
-/// by the chain's walk at the fold's nodes (Fourier::chain_slots) and fold_edge; it overwrites
-/// the row.
-template <Ansatz A, class T, int L>
-__global__ void __launch_bounds__(kThreads) fourier_fold_kernel(Args<T> a, T* dtheta, std::int64_t rows) {
-  using Circ = Fourier<A, L>;
-  constexpr int kRowMax = (kFusedMaxReps + 1) * 3;  // θ values per row, any ansatz
-  const std::int64_t row = blockIdx.x * std::int64_t(kThreads) + threadIdx.x;
-  if (row >= rows) return;
-  const int RK = a.R * a.K;
-  const T* th = a.theta + row * RK;
-  T* dst = dtheta + row * RK;
-  T S[Circ::W], chain[Circ::kChainRecord], slots[Circ::Chain::slot_count(L)], grad[kRowMax];
-  LOCKSTEP_UNROLL
-  for (int j = 0; j < Circ::W; ++j) S[j] = dst[j];
-  build_chain_record<A>(a, L, th, 0, chain);
-  Circ::chain_slots(Scalar<T>{}, chain, S, slots);
-  for (int k = 0; k < RK; ++k) grad[k] = T(0);
-  fold_edge<T>(
-      A, L, false, slots, [&](int r, int c) { return th[r * a.K + c]; }, true,
-      [&](int r, int c, T v) { grad[r * a.K + c] += v; }, [](int, T) {}, [](int, T) {});
-  for (int k = 0; k < RK; ++k) dst[k] = grad[k];
-}
-
 // ---------------------------------------------------------------------------------------------
 // Launchers.
 
@@ -655,7 +533,7 @@ inline int multiprocessors() {
 }
 
 template <Ansatz A, bool Enc, class T, int RC> void launch_forward(const Problem& p, void* out) {
-  const Args<T> a = args_of<KernelCircuit<A, Enc, RC>, T>(p, false);
+  const Args<T> a = args_of<T>(p);
   const cudaStream_t st = static_cast<cudaStream_t>(p.stream);
   if (!a.contract) {
     const std::size_t bytes = std::size_t(kEdgeRows) * kChunk * a.KCp * sizeof(T);
@@ -699,8 +577,7 @@ template <Ansatz A, bool Enc, class T, int RC> void launch_forward(const Problem
 
 /// The parameter-gradient tables must be zero on entry (cuda_backward zeroes them).
 template <Ansatz A, bool Enc, class T, int RC> void launch_backward(const Problem& p, const void* gout, const GradPtrs& gp) {
-  using Circ = KernelCircuit<A, Enc, RC>;
-  const Args<T> a = args_of<Circ, T>(p, true);
+  const Args<T> a = args_of<T>(p);
   const GradArgs<T> g{static_cast<const T*>(gout), static_cast<T*>(gp.x),  static_cast<T*>(gp.theta),
                       static_cast<T*>(gp.w),       static_cast<T*>(gp.c),  static_cast<T*>(gp.W),
                       static_cast<T*>(gp.pb),      static_cast<T*>(gp.bw)};
@@ -734,14 +611,6 @@ template <Ansatz A, bool Enc, class T, int RC> void launch_backward(const Proble
   else if (a.layer) launch(std::integral_constant<Feed, Feed::layer>{});
   else launch(std::integral_constant<Feed, Feed::contract>{});
   check(cudaGetLastError(), "launching the backward kernel");
-  if constexpr (is_fourier<Circ>) {
-    if (!g.dtheta) return;
-    if (a.R * a.K < Circ::W) invalid_argument("qkan.cuda", "the Fourier fold needs 2·reps + 1 θ values per row");
-    const std::int64_t rows = p.theta_layout.rows();
-    fourier_fold_kernel<A, T, Circ::kL><<<grid_dim((rows + kThreads - 1) / kThreads, "the θ rows"), kThreads, 0,
-                                          static_cast<cudaStream_t>(p.stream)>>>(a, g.dtheta, rows);
-    check(cudaGetLastError(), "launching the Fourier fold kernel");
-  }
 }
 
 }  // namespace lockstep::qkan::detail::cuda_lanes
