@@ -369,6 +369,32 @@ template <class F> void with_inputs(const Config& cfg, F&& body) {
   });
 }
 
+// Near the poles z = ±1 the fast measurement |α| − |β| = √((1+z)/2) − √((1−z)/2) is a smooth
+// function of the circuit angles but an ill-conditioned function of z: computing it from z
+// (√(1 − z²)) loses half the digits, and its slope d/dz ~ 1/(2r) is huge. The circuits of
+// near_pole_config / make_near_pole approach a pole as x → 0:
+//   real, L = 1, θ = π/2:           z = sin(x − π/2) = −cos x
+//   pz, θ = 0 but θ[L][1] = −π/2:   z = cos(L·x)
+// so 1 − |z| ≈ (Lx)²/2, with x over 10^-1 .. 10^-7 and 0 (the pole itself).
+inline Config near_pole_config(DType dtype, Ansatz ansatz) {
+  Config cfg;
+  cfg.ansatz = ansatz;
+  cfg.reps = ansatz == Ansatz::real ? 1 : 3;
+  cfg.fast = true;
+  cfg.dtype = dtype;
+  cfg.B = 15;
+  cfg.I = 1;
+  cfg.O = 1;
+  return cfg;
+}
+template <class T> void make_near_pole(Inputs<T>& in) {
+  const Config& cfg = in.cfg;
+  for (std::int64_t b = 0; b < cfg.B; ++b) in.x[b] = b == cfg.B - 1 ? T(0) : T((b % 2 ? -1 : 1) * std::pow(10.0, -1 - b / 2));
+  for (std::size_t k = 0; k < in.theta.size(); ++k) in.theta[k] = T(0);
+  if (cfg.ansatz == Ansatz::real) in.theta[0] = T(M_PI / 2);
+  else in.theta[in.theta.size() - 1] = T(-M_PI / 2);
+}
+
 template <class T> Guarded<T> random_like(const Shape& shape, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   Guarded<T> g(shape);

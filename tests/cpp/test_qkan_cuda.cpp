@@ -5,6 +5,8 @@
 //   CudaVsReference  the fused-vs-reference grid (qkan_test_util.hpp) plus shapes that span
 //                    several CUDA input chunks (32) and output tiles (8): plain and contracted,
 //                    forward and backward, gradient subsets
+//   CudaNearPoles    circuits that reach a pole of the Bloch sphere (the fast measure's slope
+//                    ~1/(2r)), against the reference
 //   CudaStream       calls run on Options::stream, asynchronously, without host synchronisation
 //   CudaGraph        forward + backward captured into a CUDA graph and replayed on new inputs
 //   CudaLarge        B·O·I > 2^31 (64-bit indexing)
@@ -418,6 +420,37 @@ INSTANTIATE_TEST_SUITE_P(Qkan, CudaVsReference, ::testing::ValuesIn(fused_vs_ref
                          [](const ::testing::TestParamInfo<Config>& info) { return info.param.name(); });
 INSTANTIATE_TEST_SUITE_P(QkanTiles, CudaVsReference, ::testing::ValuesIn(cuda_tile_configs()),
                          [](const ::testing::TestParamInfo<Config>& info) { return info.param.name(); });
+
+// Near the poles (qkan_test_util.hpp, near_pole_config), where the fast measure's slope ~1/(2r)
+// is huge and only its product with the transverse components is well conditioned: the kernels
+// against the CPU reference, forward and both backwards.
+using PoleParam = std::tuple<DType, Ansatz>;
+class CudaNearPoles : public WithGpu<::testing::TestWithParam<PoleParam>> {};
+
+TEST_P(CudaNearPoles, FastMeasureKeepsItsAccuracy) {
+  const auto [dtype, ansatz] = GetParam();
+  with_inputs(near_pole_config(dtype, ansatz), [&](auto tag, auto& in, std::uint64_t) {
+    using T = decltype(tag);
+    make_near_pole(in);
+    const DeviceInputs<T> d(in);
+    EXPECT_TRUE(all_close("postacts", cuda_solve(in.cfg, d, Path::automatic), run_solve(in, Path::reference),
+                          tol<T>.fwd_abs, 0));
+    const Guarded<T> gout = random_like<T>(in.cfg.plain_shape(), 7);
+    expect_grads_close(cuda_solve_backward(in, d, Path::automatic, gout), run_solve_backward(in, Path::reference, gout),
+                       tol<T>.grad_abs, tol<T>.grad_rel);
+    const Guarded<T> gy = random_like<T>({in.cfg.B, in.cfg.O}, 8);
+    expect_grads_close(cuda_contract_backward(in, d, Path::automatic, gy),
+                       run_contract_backward(in, Path::reference, gy), tol<T>.grad_abs, tol<T>.grad_rel);
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Qkan, CudaNearPoles,
+                         ::testing::Combine(::testing::Values(DType::f32, DType::f64),
+                                            ::testing::Values(Ansatz::real, Ansatz::pz)),
+                         [](const ::testing::TestParamInfo<PoleParam>& info) {
+                           return std::string(short_name(std::get<0>(info.param))) + "_" +
+                                  short_name(std::get<1>(info.param));
+                         });
 
 // =============================================================================================
 // Streams: the calls go on Options::stream and return without waiting for it.

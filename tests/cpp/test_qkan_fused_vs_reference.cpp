@@ -59,38 +59,21 @@ INSTANTIATE_TEST_SUITE_P(Qkan, FusedVsReference, ::testing::ValuesIn(fused_vs_re
                          [](const ::testing::TestParamInfo<Config>& info) { return info.param.name(); });
 
 // ---------------------------------------------------------------------------------------------
-// Near the poles z = ±1 the fast measurement |α| − |β| = √((1+z)/2) − √((1−z)/2) is a smooth
-// function of the circuit angles but an ill-conditioned function of z: computing it from z
-// (√(1 − z²)) loses half the digits. The circuits below approach a pole as x → 0:
-//   real, L = 1, θ = π/2:           z = sin(x − π/2) = −cos x
-//   pz, θ = 0 but θ[L][1] = −π/2:   z = cos(L·x)
-// so 1 − |z| ≈ (Lx)²/2. Computing fast from the Bloch vector as z / √(1 + r), r = √(n_x² + n_y²),
-// keeps full precision; √(1 − z²) does not.
-// x runs over 10^-1 .. 10^-7 and 0.
+// Near the poles (qkan_test_util.hpp, near_pole_config): computing the fast measurement from the
+// Bloch vector as z / √(1 + r), r = √(n_x² + n_y²), keeps full precision; √(1 − z²) does not.
 
 using PoleParam = std::tuple<DType, Ansatz>;
 class FusedNearPoles : public ::testing::TestWithParam<PoleParam> {};
 
 TEST_P(FusedNearPoles, FastMeasureKeepsItsAccuracy) {
   const auto [dtype, ansatz] = GetParam();
-  Config cfg;
-  cfg.ansatz = ansatz;
-  cfg.reps = ansatz == Ansatz::real ? 1 : 3;
-  cfg.fast = true;
-  cfg.dtype = dtype;
-  cfg.B = 15;
-  cfg.I = 1;
-  cfg.O = 1;
-  with_inputs(cfg, [&](auto tag, auto& in, std::uint64_t) {
+  with_inputs(near_pole_config(dtype, ansatz), [&](auto tag, auto& in, std::uint64_t) {
     using T = decltype(tag);
-    for (std::int64_t b = 0; b < cfg.B; ++b) in.x[b] = b == cfg.B - 1 ? T(0) : T((b % 2 ? -1 : 1) * std::pow(10.0, -1 - b / 2));
-    for (std::size_t k = 0; k < in.theta.size(); ++k) in.theta[k] = T(0);
-    if (ansatz == Ansatz::real) in.theta[0] = T(M_PI / 2);
-    else in.theta[in.theta.size() - 1] = T(-M_PI / 2);
+    make_near_pole(in);
     const Guarded<T> ref = run_solve(in, Path::reference);
     const Guarded<T> got = run_solve(in, Path::fused);
     EXPECT_TRUE(all_close("postacts", got, ref, tol<T>.fwd_abs, 0));
-    const Guarded<T> g = random_like<T>(cfg.plain_shape(), 7);
+    const Guarded<T> g = random_like<T>(in.cfg.plain_shape(), 7);
     expect_grads_close(run_solve_backward(in, Path::fused, g), run_solve_backward(in, Path::reference, g),
                        tol<T>.grad_abs, tol<T>.grad_rel);
   });
