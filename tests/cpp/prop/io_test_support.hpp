@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <filesystem>
 #include <string>
@@ -34,9 +35,12 @@ constexpr std::size_t member_count() {
   else return N;
 }
 
-/// A fresh random seed for each run, shown in the test's output for reproduction.
+/// A fresh random seed for each run, shown in the test's output; LOCKSTEP_TEST_SEED=<that
+/// number> runs the test on it again.
 inline std::uint64_t fresh_seed() {
-  const std::uint64_t seed = (std::uint64_t{std::random_device{}()} << 32) | std::random_device{}();
+  const char* given = std::getenv("LOCKSTEP_TEST_SEED");
+  const std::uint64_t seed = given ? std::strtoull(given, nullptr, 10)
+                                   : (std::uint64_t{std::random_device{}()} << 32) | std::random_device{}();
   ::testing::Test::RecordProperty("seed", std::to_string(seed));
   std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
   return seed;
