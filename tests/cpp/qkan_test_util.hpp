@@ -387,6 +387,14 @@ inline Config near_pole_config(DType dtype, Ansatz ansatz) {
   cfg.O = 1;
   return cfg;
 }
+/// The near-pole suites' parameters, (dtype, ansatz) over f32/f64 × real/pz, and their names.
+using PoleParam = std::tuple<DType, Ansatz>;
+inline auto near_pole_params() {
+  return ::testing::Combine(::testing::Values(DType::f32, DType::f64), ::testing::Values(Ansatz::real, Ansatz::pz));
+}
+inline std::string near_pole_name(const ::testing::TestParamInfo<PoleParam>& info) {
+  return std::string(short_name(std::get<0>(info.param))) + "_" + short_name(std::get<1>(info.param));
+}
 template <class T> void make_near_pole(Inputs<T>& in) {
   const Config& cfg = in.cfg;
   for (std::int64_t b = 0; b < cfg.B; ++b) in.x[b] = b == cfg.B - 1 ? T(0) : T((b % 2 ? -1 : 1) * std::pow(10.0, -1 - b / 2));

@@ -424,7 +424,6 @@ INSTANTIATE_TEST_SUITE_P(QkanTiles, CudaVsReference, ::testing::ValuesIn(cuda_ti
 // Near the poles (qkan_test_util.hpp, near_pole_config), where the fast measure's slope ~1/(2r)
 // is huge and only its product with the transverse components is well conditioned: the kernels
 // against the CPU reference, forward and both backwards.
-using PoleParam = std::tuple<DType, Ansatz>;
 class CudaNearPoles : public WithGpu<::testing::TestWithParam<PoleParam>> {};
 
 TEST_P(CudaNearPoles, FastMeasureKeepsItsAccuracy) {
@@ -444,13 +443,7 @@ TEST_P(CudaNearPoles, FastMeasureKeepsItsAccuracy) {
   });
 }
 
-INSTANTIATE_TEST_SUITE_P(Qkan, CudaNearPoles,
-                         ::testing::Combine(::testing::Values(DType::f32, DType::f64),
-                                            ::testing::Values(Ansatz::real, Ansatz::pz)),
-                         [](const ::testing::TestParamInfo<PoleParam>& info) {
-                           return std::string(short_name(std::get<0>(info.param))) + "_" +
-                                  short_name(std::get<1>(info.param));
-                         });
+INSTANTIATE_TEST_SUITE_P(Qkan, CudaNearPoles, near_pole_params(), near_pole_name);
 
 // =============================================================================================
 // Streams: the calls go on Options::stream and return without waiting for it.

@@ -62,7 +62,6 @@ INSTANTIATE_TEST_SUITE_P(Qkan, FusedVsReference, ::testing::ValuesIn(fused_vs_re
 // Near the poles (qkan_test_util.hpp, near_pole_config): computing the fast measurement from the
 // Bloch vector as z / √(1 + r), r = √(n_x² + n_y²), keeps full precision; √(1 − z²) does not.
 
-using PoleParam = std::tuple<DType, Ansatz>;
 class FusedNearPoles : public ::testing::TestWithParam<PoleParam> {};
 
 TEST_P(FusedNearPoles, FastMeasureKeepsItsAccuracy) {
@@ -79,12 +78,7 @@ TEST_P(FusedNearPoles, FastMeasureKeepsItsAccuracy) {
   });
 }
 
-INSTANTIATE_TEST_SUITE_P(Qkan, FusedNearPoles,
-                         ::testing::Combine(::testing::Values(DType::f32, DType::f64),
-                                            ::testing::Values(Ansatz::real, Ansatz::pz)),
-                         [](const ::testing::TestParamInfo<PoleParam>& info) {
-                           return std::string(short_name(std::get<0>(info.param))) + "_" + short_name(std::get<1>(info.param));
-                         });
+INSTANTIATE_TEST_SUITE_P(Qkan, FusedNearPoles, near_pole_params(), near_pole_name);
 
 // ---------------------------------------------------------------------------------------------
 // The fused path's results do not depend on the thread count (forward bitwise; backward up to
