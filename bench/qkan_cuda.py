@@ -23,7 +23,9 @@ arithmetic floor (FLOP per evaluation from the config x B*I*O / the fp32 peak, m
 per run with a cupy fmaf-chain kernel), the speedups of lockstep over the peers, and, at every
 shape, lockstep's outputs and gradients against exact's and flash's (float32 tolerances).
 Then the small HQKAN layer (1024, 10, 10): lockstep's forward+backward captured into a CUDA
-graph, time per replay (target <= 20 us), next to the eager times of every peer there.
+graph, time per replay (target <= 20 us), next to the eager times of every peer there; and
+every peer's forward+backward captured and replayed at the config's graph_peers shapes, the
+device time of a step where eager calls time the host.
 
 Process layout: the parent never initialises CUDA. Each peer runs in a child process over all
 shapes (smallest first); a peer that dies or loses its CUDA context (an illegal address in a
@@ -435,6 +437,62 @@ def child_graph(args, cfg):
     except Exception as e:
         rec["error"] = err_record(e)
     emit("result", data=rec)
+
+
+def child_graph_peer(args, cfg):
+    """Device time of one peer's layer step: forward + backward (the fwd_bwd call) captured into
+    a CUDA graph at each of the config's graph_peers shapes, time per replay. Eager calls at
+    small shapes time the host (Python, autograd, launches); replays time the kernels."""
+    import torch
+
+    gcfg = cfg["graph_peers"]
+    peer = args.child_peer
+    out = []
+    for B, I, O in gcfg["shapes"]:
+        rec = {"peer": peer, "B": B, "I": I, "O": O, "evals": B * I * O}
+        out.append(rec)
+        if args.device != "cuda":
+            rec["error"] = {"type": "Skipped", "message": "CUDA graphs need a CUDA device"}
+            continue
+        try:
+            layer = build_layer(peer, cfg, I, O, "cuda")
+            xs, cot = make_batches(cfg, B, I, O, "cuda", 1)
+            x = xs[0]
+            params = [p for p in layer.parameters() if p.requires_grad]
+
+            def step():
+                y = layer(x)
+                return (y,) + tuple(torch.autograd.grad(y, [x] + params, grad_outputs=cot))
+
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                for _ in range(3):
+                    step()
+            torch.cuda.current_stream().wait_stream(side)
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                step()
+            for _ in range(gcfg["warmup_replays"]):
+                graph.replay()
+            torch.cuda.synchronize()
+            n, per_replay_us = gcfg["replays_per_round"], []
+            for _ in range(gcfg["rounds"]):
+                clock = _Clock("cuda")
+                clock.start()
+                for _ in range(n):
+                    graph.replay()
+                clock.stop()
+                per_replay_us.append(clock.ms() * 1e3 / n)
+            rec.update(replay_us_median=statistics.median(per_replay_us), replay_us_min=min(per_replay_us),
+                       replays_per_round=n, rounds=gcfg["rounds"])
+            del graph
+        except Exception as e:
+            rec["error"] = err_record(e)
+            _free("cuda")
+            if not _cuda_alive():
+                break
+    emit("result", data=out)
 
 
 _FMA_TEMPLATE = r"""
@@ -853,6 +911,18 @@ def print_table(res):
               + f"; replay == eager: {'ok' if g.get('replay_matches_eager') else 'FAIL'}")
     else:
         print(f"graph: {g.get('error', {}).get('type', 'not run')}: {g.get('error', {}).get('message', '')[:100]}")
+    gp = res.get("graph_peers") or {}
+    ours = {(r["B"], r["I"], r["O"]): r for r in gp.get("lockstep", []) if isinstance(r, dict) and "B" in r}
+    for peer, recs in gp.items():
+        for r in recs:
+            where = f"{r['B']}x{r['I']}x{r['O']}" if "B" in r else "(no shape)"
+            if "replay_us_median" not in r:
+                print(f"graph replay {where} {peer}: {r.get('error', {}).get('type', '?')}: "
+                      f"{r.get('error', {}).get('message', '')[:100]}")
+                continue
+            mine = ours.get((r["B"], r["I"], r["O"]), {}).get("replay_us_median")
+            ratio = f"; lockstep {r['replay_us_median'] / mine:.1f}x faster" if mine and peer != "lockstep" else ""
+            print(f"graph replay {where} {peer}: fwd+bwd {r['replay_us_median']:.1f} us{ratio}")
     print(f"wall {res['wall_s']} s")
 
 
@@ -879,7 +949,13 @@ def parent(args, cfg):
             peer_results[peer] = run_peer(peer, cfg["shapes"], common, timeout)
         log("graph:")
         graph = run_single(common, ["--child", "graph"], timeout, "graph")
+        graph_peers = {}
+        for peer in cfg["peers"]:
+            log(f"graph replay, {peer}:")
+            got = run_single(common, ["--child", "graph_peer", "--child-peer", peer], timeout, "graph_peer")
+            graph_peers[peer] = got if isinstance(got, list) else [got]
         res = assemble(cfg, probe, peer_results, graph, time.perf_counter() - t0, args)
+        res["graph_peers"] = graph_peers
     finally:
         if not args.keep_outputs:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -912,7 +988,7 @@ def parse_args(argv=None):
     # Internal: the device (cpu only checks the harness) and the child protocol.
     ap.add_argument("--device", default="cuda", choices=("cuda", "cpu"), help=argparse.SUPPRESS)
     ap.add_argument("--workdir", default=None, help=argparse.SUPPRESS)
-    ap.add_argument("--child", choices=("probe", "peer", "graph"), default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--child", choices=("probe", "peer", "graph", "graph_peer"), default=None, help=argparse.SUPPRESS)
     ap.add_argument("--child-peer", choices=PEERS, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--child-shapes", default=None, help=argparse.SUPPRESS)
     return ap.parse_args(argv)
@@ -930,6 +1006,8 @@ def main(argv=None):
         child_peer(args, cfg)
     elif args.child == "graph":
         child_graph(args, cfg)
+    elif args.child == "graph_peer":
+        child_graph_peer(args, cfg)
     else:
         parent(args, cfg)
 

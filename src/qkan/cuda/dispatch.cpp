@@ -2,6 +2,8 @@
 // (ansatz, encoding, dtype, reps) to the launcher instantiations (launch.hpp).
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <iterator>
 #include <type_traits>
 
 #include "src/qkan/cuda/launch.hpp"
@@ -13,6 +15,24 @@ namespace cuda_lanes {
 void check(int e, const char* what) {
   const auto err = static_cast<cudaError_t>(e);
   if (err != cudaSuccess) runtime_failure("qkan.cuda", what, ": ", cudaGetErrorString(err));
+}
+
+int multiprocessors() {
+  int dev = 0, n = 0;
+  check(cudaGetDevice(&dev), "querying the device");
+  check(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev), "querying the multiprocessor count");
+  return n;
+}
+
+BackwardSplit backward_split(const Problem& p) {
+  // All edge rows in one slice, unless the row tiles × input chunks give fewer than 2 blocks
+  // per multiprocessor (one circuit per (b, i), O' = 1, is never split).
+  const std::int64_t tiles = ((p.B + BB - 1) / BB) * ((p.I + kChunk - 1) / kChunk);
+  const std::int64_t want_blocks = 2 * std::int64_t(multiprocessors());
+  const std::int64_t slices_wanted =
+      p.O_edges == 1 ? 1 : std::min<std::int64_t>((want_blocks + tiles - 1) / tiles, 65535);
+  const std::int64_t eps = (p.O_edges + slices_wanted - 1) / slices_wanted;
+  return {eps, (p.O_edges + eps - 1) / eps};
 }
 
 namespace {
@@ -67,15 +87,26 @@ void cuda_forward(const Problem& p, void* out) {
 
 void cuda_backward(const Problem& p, const void* gout, const GradPtrs& g) {
   if (!g.x && !g.theta && !g.w && !g.c && !g.W && !g.pb && !g.bw) return;
-  // The kernels add the parameter gradients (sums over the batch) into their tables: zero
-  // them first, on the same stream. With B = 0 that is the whole answer.
+  // The kernels add the parameter gradients (sums over the batch), and ∂x when the edge rows
+  // are split over grid.z, into their tables: zero them first, on the same stream, in one
+  // launch. With B = 0 the zeroed tables are the whole answer, and no kernel runs.
   const std::size_t s = size_of(p.dtype);
-  if (g.theta) cuda_zero(g.theta, p.theta_layout.rows() * p.R * p.K * s, p.stream);
-  if (g.w) cuda_zero(g.w, p.pre_layout.rows() * p.reps * s, p.stream);
-  if (g.c) cuda_zero(g.c, p.pre_layout.rows() * p.reps * s, p.stream);
-  for (void* t : {g.W, g.pb, g.bw})
-    if (t) cuda_zero(t, p.O * p.I * s, p.stream);
-  if (p.B == 0) return;
+  const std::size_t pre = p.pre_layout.rows() * p.reps * s, oi = std::size_t(p.O * p.I) * s;
+  const bool split = p.B > 0 && cuda_lanes::backward_split(p).slices > 1;
+  const cuda_lanes::ZeroSpan spans[] = {{g.theta, p.theta_layout.rows() * p.R * p.K * s},
+                                        {g.w, pre},
+                                        {g.c, pre},
+                                        {g.W, oi},
+                                        {g.pb, oi},
+                                        {g.bw, oi},
+                                        {split ? g.x : nullptr, std::size_t(p.B * p.I) * s}};
+  static_assert(std::size(spans) <= cuda_lanes::kMaxZeroSpans);
+  if (p.B == 0) {
+    for (const cuda_lanes::ZeroSpan& t : spans)
+      if (t.ptr) cuda_zero(t.ptr, t.bytes, p.stream);
+    return;
+  }
+  cuda_lanes::zero_tables(spans, int(std::size(spans)), p.stream);
   cuda_lanes::with_kernel<cuda_lanes::Backward>(p, gout, g);
 }
 

@@ -8,8 +8,9 @@
 // Three kernels, each with its thread roles described above it:
 //   solve_forward_kernel     the plain (B, O', I) output: lanes along inputs, so stores coalesce;
 //   contract_forward_kernel  the layer's y = Σ_i post·W: one batch row per thread, every thread
-//                            of a block on the same edge, y summed in registers (no atomics
-//                            unless a small layer splits its inputs over grid.z);
+//                            of a warp on the same edge, y summed in registers (a small layer's
+//                            input slices in shared memory; atomics only where a small layer of
+//                            many inputs splits them over grid.z);
 //   backward_kernel          both backwards: lanes along inputs, warps along rows; ∂x summed
 //                            over edges in registers (over grid.z's edge slices of a small
 //                            layer by atomics), per-edge batch sums over rows in registers,
@@ -62,11 +63,6 @@ template <class D> __host__ __device__ __forceinline__ double inv_sqrt(D, double
 
 namespace lockstep::qkan::detail::cuda_lanes {
 
-constexpr int kWarps = 8;
-constexpr int kThreads = 32 * kWarps;
-constexpr int TB = 8;               // batch rows per warp
-constexpr int BB = kWarps * TB;     // batch rows per block
-constexpr int kChunk = 32;          // inputs per chunk (one per lane)
 constexpr int kMaxSharedBytes = 200 * 1024;
 
 /// Everything a kernel reads, by value (kernel parameters).
@@ -171,16 +167,18 @@ __global__ void __launch_bounds__(kThreads) solve_forward_kernel(Args<T> a, T* o
 
 // ---------------------------------------------------------------------------------------------
 // Contracted forward y[b, o] = Σ_i post[b, o, i]·W[o, i], and for a layer
-// y[b, o] = Σ_i W·(post + pb) + Wb·silu(x[b, i]) (EdgeWeights). Thread roles: thread t owns batch row
-// b = blockIdx.x·kThreads + t and accumulates y[b, o] for the block's m <= EO outputs in
-// registers while walking its inputs in chunks of ic: no reduction across threads, and with one
-// slice (below) no atomics, a deterministic sum. All threads of a block evaluate the same edge
-// (o, i) at the same time, so its record, with W, pb and Wb in the slots after it, is a
-// shared-memory broadcast read in 16-byte loads, and a thread's data trig (and silu(x)) is
+// y[b, o] = Σ_i W·(post + pb) + Wb·silu(x[b, i]) (EdgeWeights). Thread roles: the block's
+// threads form S input slices of RB = kThreads / S batch rows each (S = 1 for all but small
+// layers); thread t owns row b = blockIdx.x·RB + t % RB and accumulates y[b, o] for the block's
+// m <= EO outputs in registers over the inputs of its slice (every S-th input of each chunk of
+// ic). With S = 1 there is no reduction across threads; otherwise the S partial sums meet in
+// shared memory at the end, in a fixed order. All threads of a warp (RB >= 32) evaluate the
+// same edge (o, i) at the same time, so its record, with W, pb and Wb in the slots after it, is
+// a shared-memory broadcast read in 16-byte loads, and a thread's data trig (and silu(x)) is
 // computed once per (b, i) for all m outputs.
-// With O' = 1 (g == I) one circuit per (b, i) feeds every output. A small layer, whose row
-// tiles × output groups leave the multiprocessors idle, also splits its inputs over grid.z
-// (`ips` inputs per slice); the slices then add their partial sums into a zeroed y atomically.
+// With O' = 1 (g == I) one circuit per (b, i) feeds every output. A small layer of more than
+// 16 inputs splits them over grid.z instead of inside the block (`ips` inputs per z slice; the
+// launcher says why); the z slices then add their partial sums into a zeroed y atomically.
 constexpr int EO = 16;  ///< most outputs per block (y accumulators per thread)
 template <class T> constexpr int kVec = 16 / int(sizeof(T));  ///< values per 16-byte load
 /// Slots per edge in the contracted forward's shared memory: the record, W, pb, Wb, padded to
@@ -194,8 +192,10 @@ template <int N, class T> __device__ __forceinline__ void load_record(const T* s
   for (int k = 0; k < N / kVec<T>; ++k) *reinterpret_cast<V*>(dst + k * kVec<T>) = reinterpret_cast<const V*>(src)[k];
 }
 
-template <Ansatz A, bool Enc, class T, int RC>
-__global__ void __launch_bounds__(kThreads) contract_forward_kernel(Args<T> a, T* y, int n_out, int ic, int ips) {
+/// Sliced: S (a run-time argument, 1 otherwise) input slices in the block. Not sliced, the S = 1
+/// kernel compiles as if the slices were not there (at large shapes the loop's registers count).
+template <Ansatz A, bool Enc, class T, int RC, bool Sliced>
+__global__ void __launch_bounds__(kThreads) contract_forward_kernel(Args<T> a, T* y, int n_out, int ic, int ips, int s_arg) {
   using Circ = CircuitOf<A, Enc>;
   constexpr int KC = RC > 0 ? edge_record_size(A, RC) : 0;
   constexpr int KS = RC > 0 ? padded<T>(KC) : 0;
@@ -204,8 +204,10 @@ __global__ void __launch_bounds__(kThreads) contract_forward_kernel(Args<T> a, T
   const int kc = a.KC, ks = RC > 0 ? KS : padded<T>(kc);
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* rec = reinterpret_cast<T*>(smem_raw);  // [ic][EO][ks]: edge (o0 + e, i0 + il) at (il·EO + e)·ks, W, pb, Wb at +kc
-  T* xs = rec + ic * EO * ks;               // [ic][kThreads + 1]
-  const std::int64_t b = blockIdx.x * std::int64_t(kThreads) + threadIdx.x;
+  const int S = Sliced ? s_arg : 1, RB = kThreads / S;
+  const int row = Sliced ? int(threadIdx.x) % RB : int(threadIdx.x), slice = Sliced ? int(threadIdx.x) / RB : 0;
+  T* xs = rec + ic * EO * ks;  // [ic][RB + 1]
+  const std::int64_t b = blockIdx.x * std::int64_t(RB) + row;
   const std::int64_t o0 = blockIdx.y * std::int64_t(n_out);
   const int m = int(std::min<std::int64_t>(n_out, a.O - o0));
   const bool shared_edge = a.O_edges == 1;
@@ -231,14 +233,14 @@ __global__ void __launch_bounds__(kThreads) contract_forward_kernel(Args<T> a, T
       const EdgeWeights<T> ew = edge_weights(a, o0 + e, i);
       r[kc] = ew.W, r[kc + 1] = ew.pb, r[kc + 2] = ew.Wb;
     }
-    for (int k = threadIdx.x; k < kThreads * n_i; k += kThreads) {  // x tile, read row by row
-      const int row = k / n_i, il = k % n_i;
-      const std::int64_t bb = blockIdx.x * std::int64_t(kThreads) + row;
-      xs[il * (kThreads + 1) + row] = bb < a.B ? a.x[bb * a.I + i0 + il] : T(0);
+    for (int k = threadIdx.x; k < RB * n_i; k += kThreads) {  // x tile, read row by row
+      const int r = k / n_i, il = k % n_i;
+      const std::int64_t bb = blockIdx.x * std::int64_t(RB) + r;
+      xs[il * (RB + 1) + r] = bb < a.B ? a.x[bb * a.I + i0 + il] : T(0);
     }
     __syncthreads();
-    for (int il = 0; il < n_i; ++il) {
-      const T xv = xs[il * (kThreads + 1) + threadIdx.x];
+    for (int il = slice; il < n_i; il += S) {
+      const T xv = xs[il * (RB + 1) + row];
       const Prep<T> pr = Circ::prep(d, xv, reps);
       const T* rl = rec + il * EO * ks;
       // The circuit of the record at src, its weights (W, pb, Wb) into wt.
@@ -292,12 +294,32 @@ __global__ void __launch_bounds__(kThreads) contract_forward_kernel(Args<T> a, T
       else accumulate(std::false_type{});
     }
   }
-  if (b >= a.B) return;
-  LOCKSTEP_UNROLL
-  for (int e = 0; e < EO; ++e) {
-    if (e >= m) continue;
-    if (gridDim.z > 1) atomicAdd(y + b * a.O + o0 + e, acc[e]);
-    else y[b * a.O + o0 + e] = acc[e];
+  auto store = [&](std::int64_t bb, int e, T v) {
+    if (gridDim.z > 1) atomicAdd(y + bb * a.O + o0 + e, v);
+    else y[bb * a.O + o0 + e] = v;
+  };
+  if constexpr (!Sliced) {
+    if (b >= a.B) return;
+    LOCKSTEP_UNROLL
+    for (int e = 0; e < EO; ++e)
+      if (e < m) store(b, e, acc[e]);
+  } else {
+    // The slices' partial sums, [S][EO][RB + 1] over the records and x tile, summed in slice
+    // order by threads that walk the outputs of a row together (contiguous stores).
+    T* red = reinterpret_cast<T*>(smem_raw);
+    __syncthreads();  // the last chunk is no longer read
+    LOCKSTEP_UNROLL
+    for (int e = 0; e < EO; ++e)
+      if (e < m) red[(slice * EO + e) * (RB + 1) + row] = acc[e];
+    __syncthreads();
+    for (int k = threadIdx.x; k < RB * m; k += kThreads) {
+      const int r = k / m, e = k % m;
+      const std::int64_t bb = blockIdx.x * std::int64_t(RB) + r;
+      if (bb >= a.B) continue;
+      T v = T(0);
+      for (int sl = 0; sl < S; ++sl) v += red[(sl * EO + e) * (RB + 1) + r];
+      store(bb, e, v);
+    }
   }
 }
 
@@ -524,58 +546,61 @@ inline unsigned grid_dim(std::int64_t n, const char* what) {
   return unsigned(n);
 }
 
-/// Multiprocessors of the current device (a cheap attribute query, allowed during capture).
-inline int multiprocessors() {
-  int dev = 0, n = 0;
-  check(cudaGetDevice(&dev), "querying the device");
-  check(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev), "querying the multiprocessor count");
-  return n;
-}
-
 template <Ansatz A, bool Enc, class T, int RC> void launch_forward(const Problem& p, void* out) {
   const Args<T> a = args_of<T>(p);
-  const cudaStream_t st = static_cast<cudaStream_t>(p.stream);
   if (!a.contract) {
     const std::size_t bytes = std::size_t(kEdgeRows) * kChunk * a.KCp * sizeof(T);
     const dim3 grid(grid_dim((a.B + BB - 1) / BB, "the batch"), grid_dim((a.O_edges + kEdgeRows - 1) / kEdgeRows, "the outputs"));
     if (grid.y > 65535) invalid_argument("qkan.cuda", "O = ", a.O_edges, " is more outputs than the grid holds");
     auto kernel = solve_forward_kernel<A, Enc, T, RC>;
     allow_shared(kernel, bytes);
-    kernel<<<grid, kThreads, bytes, st>>>(a, static_cast<T*>(out));
+    kernel<<<grid, kThreads, bytes, static_cast<cudaStream_t>(p.stream)>>>(a, static_cast<T*>(out));
     check(cudaGetLastError(), "launching the forward kernel");
     return;
   }
-  // Outputs per block: EO, halved down to kMinOut while that leaves fewer than 2 blocks per
-  // multiprocessor (small layers trade data-trig reuse for parallelism); then, if still short,
-  // the inputs split over grid.z, at least kMinInputs per slice (the record and x-tile loads
-  // are a block's fixed cost).
-  constexpr int kMinOut = 4, kMinInputs = 2;
-  const std::int64_t row_tiles = (a.B + kThreads - 1) / kThreads;
+  // A small layer trades data-trig reuse and per-block work for parallelism while its grid has
+  // fewer than 2 blocks per multiprocessor: first the outputs per block, halved from EO down to
+  // kMinOut; then the inputs. A layer of at most kInBlockInputs inputs slices them inside the
+  // block (S slices of kThreads / S rows, each slice at least one input), which leaves y
+  // without a memset or atomics. A wider layer splits them over grid.z instead, at least
+  // kMinInputs per slice, so that each block builds the records of its own inputs only (on the
+  // H200 in-block slices made the (1024, 64, 64) forward 23 -> 30 us); those slices add into a
+  // zeroed y atomically.
+  constexpr int kMinOut = 4, kMaxS = 8, kInBlockInputs = 16, kMinInputs = 2;
   const std::int64_t want_blocks = 2 * std::int64_t(multiprocessors());
-  int n_out = EO;
-  while (n_out > kMinOut && row_tiles * ((a.O + n_out - 1) / n_out) < want_blocks) n_out /= 2;
-  const std::int64_t blocks = row_tiles * ((a.O + n_out - 1) / n_out);
-  const std::int64_t slices_wanted = std::min<std::int64_t>((want_blocks + blocks - 1) / blocks, 65535);
-  const std::int64_t ips = std::max<std::int64_t>((a.I + slices_wanted - 1) / slices_wanted, kMinInputs);
+  auto blocks_for = [&](int n_out, int S) { return (a.B + kThreads / S - 1) / (kThreads / S) * ((a.O + n_out - 1) / n_out); };
+  int n_out = EO, S = 1;
+  while (n_out > kMinOut && blocks_for(n_out, S) < want_blocks) n_out /= 2;
+  std::int64_t ips = a.I;
+  if (a.I <= kInBlockInputs) {
+    while (S < kMaxS && 2 * S <= a.I && blocks_for(n_out, S) < want_blocks) S *= 2;
+  } else {
+    const std::int64_t blocks = blocks_for(n_out, S);
+    const std::int64_t slices_wanted = std::min<std::int64_t>((want_blocks + blocks - 1) / blocks, 65535);
+    ips = std::max<std::int64_t>((a.I + slices_wanted - 1) / slices_wanted, kMinInputs);
+  }
   const std::int64_t slices = (a.I + ips - 1) / ips;
   // Inputs per chunk: up to 16, fewer where the records are long (large reps, float64), so a
-  // block's shared memory stays under 48 KiB and several blocks share a multiprocessor.
-  const int ks = padded<T>(a.KC);
-  auto bytes_for = [&](int ic) { return std::size_t(ic * EO * ks + ic * (kThreads + 1)) * sizeof(T); };
+  // block's shared memory stays under 48 KiB and several blocks share a multiprocessor; with
+  // S > 1 the same memory then holds the slices' partial sums.
+  const int ks = padded<T>(a.KC), RB = kThreads / S;
+  auto bytes_for = [&](int ic) { return std::size_t(ic * EO * ks + ic * (RB + 1)) * sizeof(T); };
   int ic = 16;
   while (ic > 1 && bytes_for(ic) > 48 * 1024) ic /= 2;
   ic = int(std::min<std::int64_t>(ic, ips));
-  const std::size_t bytes = bytes_for(ic);
-  const dim3 grid(grid_dim(row_tiles, "the batch"), grid_dim((a.O + n_out - 1) / n_out, "the outputs"), unsigned(slices));
+  const std::size_t red_bytes = S > 1 ? std::size_t(S) * EO * (RB + 1) * sizeof(T) : 0;
+  const std::size_t bytes = std::max(bytes_for(ic), red_bytes);
+  const dim3 grid(grid_dim((a.B + RB - 1) / RB, "the batch"), grid_dim((a.O + n_out - 1) / n_out, "the outputs"), unsigned(slices));
   if (grid.y > 65535) invalid_argument("qkan.cuda", "O = ", a.O, " is more outputs than the grid holds");
-  if (slices > 1) cuda_zero(out, std::size_t(a.B * a.O) * sizeof(T), p.stream);  // the slices add into y
-  auto kernel = contract_forward_kernel<A, Enc, T, RC>;
+  if (slices > 1) cuda_zero(out, std::size_t(a.B * a.O) * sizeof(T), p.stream);  // the z slices add into y
+  auto kernel = S > 1 ? contract_forward_kernel<A, Enc, T, RC, true> : contract_forward_kernel<A, Enc, T, RC, false>;
   allow_shared(kernel, bytes);
-  kernel<<<grid, kThreads, bytes, st>>>(a, static_cast<T*>(out), n_out, ic, int(ips));
+  kernel<<<grid, kThreads, bytes, static_cast<cudaStream_t>(p.stream)>>>(a, static_cast<T*>(out), n_out, ic, int(ips), S);
   check(cudaGetLastError(), "launching the forward kernel");
 }
 
-/// The parameter-gradient tables must be zero on entry (cuda_backward zeroes them).
+/// The parameter-gradient tables, and ∂x where backward_split slices the edge rows, must be
+/// zero on entry (cuda_backward zeroes them).
 template <Ansatz A, bool Enc, class T, int RC> void launch_backward(const Problem& p, const void* gout, const GradPtrs& gp) {
   const Args<T> a = args_of<T>(p);
   const GradArgs<T> g{static_cast<const T*>(gout), static_cast<T*>(gp.x),  static_cast<T*>(gp.theta),
@@ -587,24 +612,17 @@ template <Ansatz A, bool Enc, class T, int RC> void launch_backward(const Proble
   const int NP = a.NS + (a.layer ? 3 : 1);
   const std::size_t per_edge = (std::size_t(kChunk) * (backward_record_stride(a.KC) + kWarps * NP) + BB) * sizeof(T);
   const std::size_t fixed = a.layer ? std::size_t(BB) * kChunk * 2 * sizeof(T) : 0;  // silu, silu' per (b, i)
-  // Edge rows per grid.z slice: all of them, unless the row tiles × input chunks give fewer
-  // than 2 blocks per multiprocessor (one circuit per (b, i), O' = 1, is never split).
-  const std::int64_t tiles = ((a.B + BB - 1) / BB) * ((a.I + kChunk - 1) / kChunk);
-  const std::int64_t want_blocks = 2 * std::int64_t(multiprocessors());
-  const std::int64_t slices_wanted = a.O_edges == 1 ? 1 : std::min<std::int64_t>((want_blocks + tiles - 1) / tiles, 65535);
-  const std::int64_t eps = (a.O_edges + slices_wanted - 1) / slices_wanted;
-  const std::int64_t slices = (a.O_edges + eps - 1) / eps;
-  const int EOB = int(std::clamp<std::int64_t>(std::int64_t((110 * 1024 - fixed) / per_edge), 1, std::min<std::int64_t>(8, eps)));
+  const BackwardSplit split = backward_split(p);
+  const int EOB = int(std::clamp<std::int64_t>(std::int64_t((110 * 1024 - fixed) / per_edge), 1, std::min<std::int64_t>(8, split.eps)));
   const std::size_t bytes = fixed + EOB * per_edge;
   if (bytes > kMaxSharedBytes) invalid_argument("qkan.cuda", "reps ", p.reps, " needs too much shared memory");
   const dim3 grid(grid_dim((a.B + BB - 1) / BB, "the batch"), grid_dim((a.I + kChunk - 1) / kChunk, "the inputs"),
-                  unsigned(slices));
+                  unsigned(split.slices));
   if (grid.y > 65535) invalid_argument("qkan.cuda", "I = ", a.I, " is more inputs than the grid holds");
-  if (slices > 1 && g.dx) cuda_zero(g.dx, std::size_t(a.B * a.I) * sizeof(T), p.stream);  // the slices add into ∂x
   auto launch = [&](auto feed) {
     auto kernel = backward_kernel<A, Enc, T, RC, decltype(feed)::value>;
     allow_shared(kernel, bytes);
-    kernel<<<grid, kThreads, bytes, static_cast<cudaStream_t>(p.stream)>>>(a, g, EOB, int(eps));
+    kernel<<<grid, kThreads, bytes, static_cast<cudaStream_t>(p.stream)>>>(a, g, EOB, int(split.eps));
   };
   if (!a.contract) launch(std::integral_constant<Feed, Feed::plain>{});
   else if (a.O_edges == 1) launch(std::integral_constant<Feed, Feed::shared>{});

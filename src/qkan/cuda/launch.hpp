@@ -4,11 +4,39 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "lockstep/core/error.hpp"
 #include "src/qkan/problem.hpp"
 
 namespace lockstep::qkan::detail::cuda_lanes {
+
+// The kernels' thread roles (kernels.cuh): 8 warps per block, each on TB batch rows; the
+// backward's lanes take one input each of a chunk of kChunk.
+constexpr int kWarps = 8;
+constexpr int kThreads = 32 * kWarps;
+constexpr int TB = 8;            // batch rows per warp
+constexpr int BB = kWarps * TB;  // batch rows per block
+constexpr int kChunk = 32;       // inputs per chunk (one per lane)
+
+/// Multiprocessors of the current device (a cheap attribute query, allowed during capture).
+int multiprocessors();
+
+/// How the backward splits the edge rows over grid.z: eps rows per slice, `slices` slices.
+/// More than one slice (a small layer) adds ∂x into a zeroed table atomically.
+struct BackwardSplit {
+  std::int64_t eps, slices;
+};
+BackwardSplit backward_split(const Problem& p);
+
+/// A table of `bytes` bytes at ptr (4-byte aligned, a multiple of 4 bytes; null: none).
+struct ZeroSpan {
+  void* ptr;
+  std::size_t bytes;
+};
+constexpr int kMaxZeroSpans = 8;
+/// Zeroes up to kMaxZeroSpans tables on `stream` in one kernel launch (zero_tables.cu).
+void zero_tables(const ZeroSpan* spans, int n, void* stream);
 
 /// RC: reps compiled in (loops unrolled), or 0 for any reps.
 template <Ansatz A, bool Enc, class T, int RC> void launch_forward(const Problem& p, void* out);
