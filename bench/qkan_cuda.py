@@ -362,6 +362,42 @@ def child_peer(args, cfg):
             os._exit(3)
 
 
+def capture_step(step):
+    """step() captured into a torch.cuda.CUDAGraph after a side-stream warm-up (as capture
+    requires); returns the graph and the step's outputs, which each replay rewrites."""
+    import torch
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            step()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = step()
+    return graph, out
+
+
+def replay_times_us(graph, gcfg):
+    """Per-replay times in us, one per round: CUDA events around replays_per_round back-to-back
+    replays, after warmup_replays."""
+    import torch
+
+    for _ in range(gcfg["warmup_replays"]):
+        graph.replay()
+    torch.cuda.synchronize()
+    n, per_replay_us = gcfg["replays_per_round"], []
+    for _ in range(gcfg["rounds"]):
+        clock = _Clock("cuda")
+        clock.start()
+        for _ in range(n):
+            graph.replay()
+        clock.stop()
+        per_replay_us.append(clock.ms() * 1e3 / n)
+    return per_replay_us
+
+
 def child_graph(args, cfg):
     import torch
 
@@ -382,15 +418,7 @@ def child_graph(args, cfg):
             y = layer(x_static)
             return (y,) + tuple(torch.autograd.grad(y, [x_static] + params, grad_outputs=cot))
 
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            for _ in range(3):
-                step()
-        torch.cuda.current_stream().wait_stream(side)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            static_out = step()
+        graph, static_out = capture_step(step)
 
         # Correctness: a replay on new data against the same call made eagerly.
         with torch.no_grad():
@@ -408,22 +436,11 @@ def child_graph(args, cfg):
         # The same kernels on the same data: equal up to the order of the gradients' atomics.
         rec["replay_matches_eager"] = all(errs[n] <= 1e-5 * max(1.0, scales[n]) for n in names)
 
-        for _ in range(gcfg["warmup_replays"]):
-            graph.replay()
-        torch.cuda.synchronize()
-        n = gcfg["replays_per_round"]
-        per_replay_us = []
-        for _ in range(gcfg["rounds"]):
-            clock = _Clock("cuda")
-            clock.start()
-            for _ in range(n):
-                graph.replay()
-            clock.stop()
-            per_replay_us.append(clock.ms() * 1e3 / n)
+        per_replay_us = replay_times_us(graph, gcfg)
         med = statistics.median(per_replay_us)
         rec.update(replay_us_median=med, replay_us_min=min(per_replay_us),
                    replay_us_rounds=[round(v, 3) for v in per_replay_us],
-                   replays_per_round=n, rounds=gcfg["rounds"],
+                   replays_per_round=gcfg["replays_per_round"], rounds=gcfg["rounds"],
                    meets_target=med <= gcfg["target_us"],
                    evals_per_s=B * I * O / (med * 1e-6))
 
@@ -464,28 +481,10 @@ def child_graph_peer(args, cfg):
                 y = layer(x)
                 return (y,) + tuple(torch.autograd.grad(y, [x] + params, grad_outputs=cot))
 
-            side = torch.cuda.Stream()
-            side.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(side):
-                for _ in range(3):
-                    step()
-            torch.cuda.current_stream().wait_stream(side)
-            graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph):
-                step()
-            for _ in range(gcfg["warmup_replays"]):
-                graph.replay()
-            torch.cuda.synchronize()
-            n, per_replay_us = gcfg["replays_per_round"], []
-            for _ in range(gcfg["rounds"]):
-                clock = _Clock("cuda")
-                clock.start()
-                for _ in range(n):
-                    graph.replay()
-                clock.stop()
-                per_replay_us.append(clock.ms() * 1e3 / n)
+            graph, _ = capture_step(step)
+            per_replay_us = replay_times_us(graph, gcfg)
             rec.update(replay_us_median=statistics.median(per_replay_us), replay_us_min=min(per_replay_us),
-                       replays_per_round=n, rounds=gcfg["rounds"])
+                       replays_per_round=gcfg["replays_per_round"], rounds=gcfg["rounds"])
             del graph
         except Exception as e:
             rec["error"] = err_record(e)
