@@ -70,7 +70,9 @@ template <Ansatz A, bool E, class T, int RC> struct Forward {
   static void run(const Problem& p, void* out) { launch_forward<A, E, T, RC>(p, out); }
 };
 template <Ansatz A, bool E, class T, int RC> struct Backward {
-  static void run(const Problem& p, const void* gout, const GradPtrs& g) { launch_backward<A, E, T, RC>(p, gout, g); }
+  static void run(const Problem& p, const void* gout, const GradPtrs& g, const BackwardSplit& split) {
+    launch_backward<A, E, T, RC>(p, gout, g, split);
+  }
 };
 
 }  // namespace
@@ -92,14 +94,14 @@ void cuda_backward(const Problem& p, const void* gout, const GradPtrs& g) {
   // launch. With B = 0 the zeroed tables are the whole answer, and no kernel runs.
   const std::size_t s = size_of(p.dtype);
   const std::size_t pre = p.pre_layout.rows() * p.reps * s, oi = std::size_t(p.O * p.I) * s;
-  const bool split = p.B > 0 && cuda_lanes::backward_split(p).slices > 1;
+  const cuda_lanes::BackwardSplit split = p.B > 0 ? cuda_lanes::backward_split(p) : cuda_lanes::BackwardSplit{0, 0};
   const cuda_lanes::ZeroSpan spans[] = {{g.theta, p.theta_layout.rows() * p.R * p.K * s},
                                         {g.w, pre},
                                         {g.c, pre},
                                         {g.W, oi},
                                         {g.pb, oi},
                                         {g.bw, oi},
-                                        {split ? g.x : nullptr, std::size_t(p.B * p.I) * s}};
+                                        {split.slices > 1 ? g.x : nullptr, std::size_t(p.B * p.I) * s}};
   static_assert(std::size(spans) <= cuda_lanes::kMaxZeroSpans);
   if (p.B == 0) {
     for (const cuda_lanes::ZeroSpan& t : spans)
@@ -107,7 +109,7 @@ void cuda_backward(const Problem& p, const void* gout, const GradPtrs& g) {
     return;
   }
   cuda_lanes::zero_tables(spans, int(std::size(spans)), p.stream);
-  cuda_lanes::with_kernel<cuda_lanes::Backward>(p, gout, g);
+  cuda_lanes::with_kernel<cuda_lanes::Backward>(p, gout, g, split);
 }
 
 }  // namespace lockstep::qkan::detail

@@ -601,7 +601,8 @@ template <Ansatz A, bool Enc, class T, int RC> void launch_forward(const Problem
 
 /// The parameter-gradient tables, and ∂x where backward_split slices the edge rows, must be
 /// zero on entry (cuda_backward zeroes them).
-template <Ansatz A, bool Enc, class T, int RC> void launch_backward(const Problem& p, const void* gout, const GradPtrs& gp) {
+template <Ansatz A, bool Enc, class T, int RC>
+void launch_backward(const Problem& p, const void* gout, const GradPtrs& gp, const BackwardSplit& split) {
   const Args<T> a = args_of<T>(p);
   const GradArgs<T> g{static_cast<const T*>(gout), static_cast<T*>(gp.x),  static_cast<T*>(gp.theta),
                       static_cast<T*>(gp.w),       static_cast<T*>(gp.c),  static_cast<T*>(gp.W),
@@ -612,7 +613,6 @@ template <Ansatz A, bool Enc, class T, int RC> void launch_backward(const Proble
   const int NP = a.NS + (a.layer ? 3 : 1);
   const std::size_t per_edge = (std::size_t(kChunk) * (backward_record_stride(a.KC) + kWarps * NP) + BB) * sizeof(T);
   const std::size_t fixed = a.layer ? std::size_t(BB) * kChunk * 2 * sizeof(T) : 0;  // silu, silu' per (b, i)
-  const BackwardSplit split = backward_split(p);
   const int EOB = int(std::clamp<std::int64_t>(std::int64_t((110 * 1024 - fixed) / per_edge), 1, std::min<std::int64_t>(8, split.eps)));
   const std::size_t bytes = fixed + EOB * per_edge;
   if (bytes > kMaxSharedBytes) invalid_argument("qkan.cuda", "reps ", p.reps, " needs too much shared memory");

@@ -40,8 +40,9 @@ void zero_tables(const ZeroSpan* spans, int n, void* stream);
 
 /// RC: reps compiled in (loops unrolled), or 0 for any reps.
 template <Ansatz A, bool Enc, class T, int RC> void launch_forward(const Problem& p, void* out);
+/// `split` is backward_split(p), computed once by the caller, which zeroes ∂x when it slices.
 template <Ansatz A, bool Enc, class T, int RC>
-void launch_backward(const Problem& p, const void* grad_out, const GradPtrs& g);
+void launch_backward(const Problem& p, const void* grad_out, const GradPtrs& g, const BackwardSplit& split);
 
 /// Throws std::runtime_error naming `what` when a CUDA call failed. (cudaError_t is an int
 /// enum; taking int keeps this header free of the CUDA headers.)
