@@ -451,7 +451,7 @@ cuda::StageOutput<R> CudaEngine<R>::stage_output(int stage, Cx* input) const {
 
 template <class R>
 void CudaEngine<R>::combine(const cuda::Combination<R>& c, Cx* out) {
-  cuda::combine<R>(c, group_.get(), out, n_, total(), stream_);
+  cuda::combine<R>(c, group_.get(), out, n_, m_, stream_);
 }
 
 template <class R>
@@ -478,15 +478,15 @@ void CudaEngine<R>::evaluate(const cuda::Combination<R>& input, const cuda::Stag
     // h_R ⊛ |A|² through the real transforms (e^{−i} forward: the product takes conj(H_R), as
     // the host's NonlinearBatch explains).
     const std::int64_t half = n_ / 2 + 1;
-    cuda::intensity<R>(time_.get(), intensity_.get(), total(), stream_);
+    cuda::intensity<R>(time_.get(), intensity_.get(), n_, m_, stream_);
     Fft<R>::forward_real(r2c_->get(), intensity_.get(), half_spectrum_.get());
-    cuda::raman_product<R>(half_spectrum_.get(), raman_response_.get(), group_.get(), half, m_ * half, stream_);
+    cuda::raman_product<R>(half_spectrum_.get(), raman_response_.get(), group_.get(), half, m_, stream_);
     Fft<R>::inverse_real(c2r_->get(), half_spectrum_.get(), intensity_.get());
     r = intensity_.get();
   }
-  cuda::kerr_raman<R>(time_.get(), r, kerr_.get(), raman_coefficient_.get(), n_, total(), stream_);
+  cuda::kerr_raman<R>(time_.get(), r, kerr_.get(), raman_coefficient_.get(), n_, m_, stream_);
   Fft<R>::complex(c2c_->get(), time_.get(), time_.get(), CUFFT_INVERSE);
-  cuda::finish_stage<R>(time_.get(), gamma_shock_.get(), group_.get(), out, n_, total(), stream_);
+  cuda::finish_stage<R>(time_.get(), gamma_shock_.get(), group_.get(), out, n_, m_, stream_);
 }
 
 template <class R>
@@ -609,14 +609,13 @@ void CudaEngine<R>::launch_trial() {
 template <class R>
 void CudaEngine<R>::apply_windows() {
   if (frequency_windows_)
-    cuda::window<R>(y_.get(), frequency_window_.get(), group_.get(), has_frequency_window_.get(), R(1), n_, total(),
-                    stream_);
+    cuda::window<R>(y_.get(), frequency_window_.get(), group_.get(), has_frequency_window_.get(), R(1), n_, m_, stream_);
   if (time_windows_) {
     Fft<R>::complex(c2c_->get(), y_.get(), time_.get(), CUFFT_FORWARD);
     cuda::window<R>(time_.get(), time_window_.get(), group_.get(), has_time_window_.get(),
-                    static_cast<R>(1.0 / static_cast<double>(n_)), n_, total(), stream_);
+                    static_cast<R>(1.0 / static_cast<double>(n_)), n_, m_, stream_);
     Fft<R>::complex(c2c_->get(), time_.get(), time_.get(), CUFFT_INVERSE);
-    cuda::copy_flagged<R>(time_.get(), y_.get(), has_time_window_.get(), n_, total(), stream_);
+    cuda::copy_flagged<R>(time_.get(), y_.get(), has_time_window_.get(), n_, m_, stream_);
   }
 }
 

@@ -1,6 +1,7 @@
 // The CUDA engine's kernels and their launchers (launch.hpp). A member's row m starts at m·n;
-// indices are 64-bit; every element-wise kernel is a grid-stride loop over at most 16 blocks
-// per SM.
+// indices into the rows are 64-bit. Every element-wise kernel loops over rows (blockIdx.y) and
+// over the points of a row (blockIdx.x), so no thread divides a 64-bit index to find its
+// member and point: on the H200 such divisions held the passes well below the copy bandwidth.
 #include <algorithm>
 #include <cstdint>
 
@@ -66,19 +67,26 @@ __device__ __forceinline__ void store_stage(const StageOutput<R>& out, C<R> v, s
   if (out.k) out.k[i] = mul<R>(v, out.k_exponential[group * out.group_stride + k]);
 }
 
-#define LOCKSTEP_GRID_STRIDE(i, total) \
-  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < (total); i += std::int64_t{blockDim.x} * gridDim.x)
+/// Member m (rows strided over grid.y) and point k of its row of n (strided over grid.x).
+#define LOCKSTEP_ROWS(m, rows)                                                   \
+  for (std::int64_t m = blockIdx.y; m < (rows); m += gridDim.y)
+#define LOCKSTEP_POINTS(k, n)                                                    \
+  for (std::int64_t k = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; k < (n); \
+       k += std::int64_t{blockDim.x} * gridDim.x)
 
 template <class R>
-__global__ void combine_kernel(Combination<R> c, const int* group, C<R>* out, std::int64_t n, std::int64_t total) {
+__global__ void combine_kernel(Combination<R> c, const int* group, C<R>* out, std::int64_t n, std::int64_t rows) {
   const R h = step_of(c);
-  LOCKSTEP_GRID_STRIDE(i, total) out[i] = combine_at<R>(c, h, i, i % n, group[i / n]);
+  LOCKSTEP_ROWS(m, rows) {
+    const int g = group[m];
+    LOCKSTEP_POINTS(k, n) out[m * n + k] = combine_at<R>(c, h, m * n + k, k, g);
+  }
 }
 
 template <class R>
-__global__ void exponentials_kernel(const double2* linear, Exponents e, C<R>* out, std::int64_t n, std::int64_t total) {
-  LOCKSTEP_GRID_STRIDE(i, total) {  // i over groups × count × n
-    const std::int64_t k = i % n, gd = i / n, d = gd % e.count, g = gd / e.count;
+__global__ void exponentials_kernel(const double2* linear, Exponents e, C<R>* out, std::int64_t n, std::int64_t rows) {
+  LOCKSTEP_ROWS(gd, rows) LOCKSTEP_POINTS(k, n) {  // rows: groups × count
+    const std::int64_t i = gd * n + k, d = gd % e.count, g = gd / e.count;
     const double2 l = linear[g * n + k];
     double s, c;
     sincos(l.y * e.x[d], &s, &c);
@@ -89,62 +97,74 @@ __global__ void exponentials_kernel(const double2* linear, Exponents e, C<R>* ou
 
 /// r = |a|²
 template <class R>
-__global__ void intensity_kernel(const C<R>* a, R* r, std::int64_t total) {
-  LOCKSTEP_GRID_STRIDE(i, total) r[i] = norm2<R>(a[i]);
+__global__ void intensity_kernel(const C<R>* a, R* r, std::int64_t n, std::int64_t rows) {
+  LOCKSTEP_ROWS(m, rows) LOCKSTEP_POINTS(k, n) r[m * n + k] = norm2<R>(a[m * n + k]);
 }
 
 /// h ← h · conj(H_R) of the member's group (half spectra of n/2 + 1 values).
 template <class R>
-__global__ void raman_kernel(C<R>* h, const C<R>* response, const int* group, std::int64_t half, std::int64_t total) {
-  LOCKSTEP_GRID_STRIDE(i, total) {
-    const C<R> x = h[i], y = response[group[i / half] * half + i % half];
-    h[i] = make<R>(x.x * y.x + x.y * y.y, x.y * y.x - x.x * y.y);
+__global__ void raman_kernel(C<R>* h, const C<R>* response, const int* group, std::int64_t half, std::int64_t rows) {
+  LOCKSTEP_ROWS(m, rows) {
+    const C<R>* hr = response + group[m] * half;
+    LOCKSTEP_POINTS(k, half) {
+      const C<R> x = h[m * half + k], y = hr[k];
+      h[m * half + k] = make<R>(x.x * y.x + x.y * y.y, x.y * y.x - x.x * y.y);
+    }
   }
 }
 
 /// a ← a · (kerr_m |a|² + raman_m r), r = nullptr without Raman.
 template <class R>
-__global__ void kerr_raman_kernel(C<R>* a, const R* r, const R* kerr, const R* raman, std::int64_t n, std::int64_t total) {
-  LOCKSTEP_GRID_STRIDE(i, total) {
-    const std::int64_t m = i / n;
-    const C<R> v = a[i];
-    R g = kerr[m] * norm2<R>(v);
-    if (r) g += raman[m] * r[i];
-    a[i] = make<R>(v.x * g, v.y * g);
+__global__ void kerr_raman_kernel(C<R>* a, const R* r, const R* kerr, const R* raman, std::int64_t n, std::int64_t rows) {
+  LOCKSTEP_ROWS(m, rows) {
+    const R kerr_m = kerr[m], raman_m = raman[m];
+    LOCKSTEP_POINTS(k, n) {
+      const std::int64_t i = m * n + k;
+      const C<R> v = a[i];
+      R g = kerr_m * norm2<R>(v);
+      if (r) g += raman_m * r[i];
+      a[i] = make<R>(v.x * g, v.y * g);
+    }
   }
 }
 
 /// N = i·g·a with g = γ s(ω) of the member's group, into the rows `out` asks for.
 template <class R>
 __global__ void finish_stage_kernel(const C<R>* a, const R* gamma_shock, const int* group, StageOutput<R> out,
-                                    std::int64_t n, std::int64_t total) {
-  LOCKSTEP_GRID_STRIDE(i, total) {
-    const std::int64_t k = i % n;
-    const int g = group[i / n];
-    const R s = gamma_shock[g * n + k];
-    const C<R> v = a[i];
-    store_stage<R>(out, make<R>(-s * v.y, s * v.x), i, k, g);
+                                    std::int64_t n, std::int64_t rows) {
+  LOCKSTEP_ROWS(m, rows) {
+    const int g = group[m];
+    LOCKSTEP_POINTS(k, n) {
+      const std::int64_t i = m * n + k;
+      const R s = gamma_shock[g * n + k];
+      const C<R> v = a[i];
+      store_stage<R>(out, make<R>(-s * v.y, s * v.x), i, k, g);
+    }
   }
 }
 
 /// rows ← rows · window of the member's group, for members whose flag is set.
 template <class R>
-__global__ void window_kernel(C<R>* rows, const R* window, const int* group, const unsigned char* flag, R scale,
-                              std::int64_t n, std::int64_t total) {
-  LOCKSTEP_GRID_STRIDE(i, total) {
-    const std::int64_t m = i / n;
+__global__ void window_kernel(C<R>* values, const R* window, const int* group, const unsigned char* flag, R scale,
+                              std::int64_t n, std::int64_t rows) {
+  LOCKSTEP_ROWS(m, rows) {
     if (!flag[m]) continue;
-    const R w = window[group[m] * n + i % n] * scale;
-    rows[i] = make<R>(rows[i].x * w, rows[i].y * w);
+    const R* w = window + group[m] * n;
+    LOCKSTEP_POINTS(k, n) {
+      const std::int64_t i = m * n + k;
+      const R wk = w[k] * scale;
+      values[i] = make<R>(values[i].x * wk, values[i].y * wk);
+    }
   }
 }
 
 /// to ← from for members whose flag is set.
 template <class R>
 __global__ void copy_flagged_kernel(const C<R>* from, C<R>* to, const unsigned char* flag, std::int64_t n,
-                                    std::int64_t total) {
-  LOCKSTEP_GRID_STRIDE(i, total) {
-    if (flag[i / n]) to[i] = from[i];
+                                    std::int64_t rows) {
+  LOCKSTEP_ROWS(m, rows) {
+    if (!flag[m]) continue;
+    LOCKSTEP_POINTS(k, n) to[m * n + k] = from[m * n + k];
   }
 }
 
@@ -260,57 +280,53 @@ measures_kernel(const C<R>* y, const C<R>* a, const double* omega, double omega0
 namespace {
 constexpr int kThreads = 256;
 
-// Blocks for a grid-stride loop over `count` values: at most 16 per SM.
-unsigned grid_for(std::int64_t count) {
-  static const std::int64_t max_blocks = [] {
-    int device = 0, sms = 0;
-    cudaGetDevice(&device);
-    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-    return std::int64_t{std::max(sms, 1)} * 16;
-  }();
-  return static_cast<unsigned>(std::clamp<std::int64_t>((count + kThreads - 1) / kThreads, 1, max_blocks));
+// The grid of an element-wise pass over `rows` rows of n values: the points of a row over x,
+// the rows over y (at most CUDA's 65535; the kernels stride over more).
+dim3 grid_for(std::int64_t n, std::int64_t rows) {
+  const std::int64_t x = std::clamp<std::int64_t>((n + kThreads - 1) / kThreads, 1, 65535);
+  return dim3(static_cast<unsigned>(x), static_cast<unsigned>(std::clamp<std::int64_t>(rows, 1, 65535)));
 }
 }  // namespace
 
 template <class R>
-void combine(const Combination<R>& c, const int* group, C<R>* out, std::int64_t n, std::int64_t total,
+void combine(const Combination<R>& c, const int* group, C<R>* out, std::int64_t n, std::int64_t rows,
              cudaStream_t stream) {
-  combine_kernel<R><<<grid_for(total), kThreads, 0, stream>>>(c, group, out, n, total);
+  combine_kernel<R><<<grid_for(n, rows), kThreads, 0, stream>>>(c, group, out, n, rows);
 }
 template <class R>
 void exponentials(const double2* linear, const Exponents& e, C<R>* out, std::int64_t n, std::int64_t groups,
                   cudaStream_t stream) {
-  const std::int64_t total = groups * e.count * n;
-  if (total > 0) exponentials_kernel<R><<<grid_for(total), kThreads, 0, stream>>>(linear, e, out, n, total);
+  const std::int64_t rows = groups * e.count;
+  if (rows > 0) exponentials_kernel<R><<<grid_for(n, rows), kThreads, 0, stream>>>(linear, e, out, n, rows);
 }
 template <class R>
-void intensity(const C<R>* a, R* r, std::int64_t total, cudaStream_t stream) {
-  intensity_kernel<R><<<grid_for(total), kThreads, 0, stream>>>(a, r, total);
+void intensity(const C<R>* a, R* r, std::int64_t n, std::int64_t rows, cudaStream_t stream) {
+  intensity_kernel<R><<<grid_for(n, rows), kThreads, 0, stream>>>(a, r, n, rows);
 }
 template <class R>
-void raman_product(C<R>* h, const C<R>* response, const int* group, std::int64_t half, std::int64_t total,
+void raman_product(C<R>* h, const C<R>* response, const int* group, std::int64_t half, std::int64_t rows,
                    cudaStream_t stream) {
-  raman_kernel<R><<<grid_for(total), kThreads, 0, stream>>>(h, response, group, half, total);
+  raman_kernel<R><<<grid_for(half, rows), kThreads, 0, stream>>>(h, response, group, half, rows);
 }
 template <class R>
-void kerr_raman(C<R>* a, const R* r, const R* kerr, const R* raman, std::int64_t n, std::int64_t total,
+void kerr_raman(C<R>* a, const R* r, const R* kerr, const R* raman, std::int64_t n, std::int64_t rows,
                 cudaStream_t stream) {
-  kerr_raman_kernel<R><<<grid_for(total), kThreads, 0, stream>>>(a, r, kerr, raman, n, total);
+  kerr_raman_kernel<R><<<grid_for(n, rows), kThreads, 0, stream>>>(a, r, kerr, raman, n, rows);
 }
 template <class R>
 void finish_stage(const C<R>* a, const R* gamma_shock, const int* group, const StageOutput<R>& out, std::int64_t n,
-                  std::int64_t total, cudaStream_t stream) {
-  finish_stage_kernel<R><<<grid_for(total), kThreads, 0, stream>>>(a, gamma_shock, group, out, n, total);
+                  std::int64_t rows, cudaStream_t stream) {
+  finish_stage_kernel<R><<<grid_for(n, rows), kThreads, 0, stream>>>(a, gamma_shock, group, out, n, rows);
 }
 template <class R>
-void window(C<R>* rows, const R* w, const int* group, const unsigned char* flag, R scale, std::int64_t n,
-            std::int64_t total, cudaStream_t stream) {
-  window_kernel<R><<<grid_for(total), kThreads, 0, stream>>>(rows, w, group, flag, scale, n, total);
+void window(C<R>* values, const R* w, const int* group, const unsigned char* flag, R scale, std::int64_t n,
+            std::int64_t rows, cudaStream_t stream) {
+  window_kernel<R><<<grid_for(n, rows), kThreads, 0, stream>>>(values, w, group, flag, scale, n, rows);
 }
 template <class R>
-void copy_flagged(const C<R>* from, C<R>* to, const unsigned char* flag, std::int64_t n, std::int64_t total,
+void copy_flagged(const C<R>* from, C<R>* to, const unsigned char* flag, std::int64_t n, std::int64_t rows,
                   cudaStream_t stream) {
-  copy_flagged_kernel<R><<<grid_for(total), kThreads, 0, stream>>>(from, to, flag, n, total);
+  copy_flagged_kernel<R><<<grid_for(n, rows), kThreads, 0, stream>>>(from, to, flag, n, rows);
 }
 template <class R>
 void norms(const Combination<R>& error, bool estimated, const int* group, const C<R>* y0, const C<R>* y1,
@@ -329,7 +345,7 @@ void measures(const C<R>* y, const C<R>* a, const double* omega, double omega0, 
 #define LOCKSTEP_PROP_LAUNCHERS(R)                                                                                    \
   template void combine<R>(const Combination<R>&, const int*, C<R>*, std::int64_t, std::int64_t, cudaStream_t);     \
   template void exponentials<R>(const double2*, const Exponents&, C<R>*, std::int64_t, std::int64_t, cudaStream_t); \
-  template void intensity<R>(const C<R>*, R*, std::int64_t, cudaStream_t);                                          \
+  template void intensity<R>(const C<R>*, R*, std::int64_t, std::int64_t, cudaStream_t);                            \
   template void raman_product<R>(C<R>*, const C<R>*, const int*, std::int64_t, std::int64_t, cudaStream_t);         \
   template void kerr_raman<R>(C<R>*, const R*, const R*, const R*, std::int64_t, std::int64_t, cudaStream_t);       \
   template void finish_stage<R>(const C<R>*, const R*, const int*, const StageOutput<R>&, std::int64_t, std::int64_t, \

@@ -1,6 +1,7 @@
 // The CUDA engine's kernels (kernels.cu) as host functions, for engine.cpp: this header is
 // C++17 and names only CUDA's vector types, so the engine itself compiles as C++20 host code.
-// Every launcher runs asynchronously on `stream`; rows are (members × n) arrays.
+// Every launcher runs asynchronously on `stream`; rows are (members × n) arrays, `rows` their
+// number.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -56,7 +57,7 @@ constexpr int kReduceThreads = 256;
 
 /// out = the combination at every point of every member (group: each member's group).
 template <class R>
-void combine(const Combination<R>& c, const int* group, C<R>* out, std::int64_t n, std::int64_t total,
+void combine(const Combination<R>& c, const int* group, C<R>* out, std::int64_t n, std::int64_t rows,
              cudaStream_t stream);
 /// out[g, d, k] = e^{L[g, k]·x_d} for groups × e.count × n values.
 template <class R>
@@ -64,26 +65,26 @@ void exponentials(const double2* linear, const Exponents& e, C<R>* out, std::int
                   cudaStream_t stream);
 /// r = |a|²
 template <class R>
-void intensity(const C<R>* a, R* r, std::int64_t total, cudaStream_t stream);
+void intensity(const C<R>* a, R* r, std::int64_t n, std::int64_t rows, cudaStream_t stream);
 /// h ← h · conj(H_R of the member's group), rows of `half` values.
 template <class R>
-void raman_product(C<R>* h, const C<R>* response, const int* group, std::int64_t half, std::int64_t total,
+void raman_product(C<R>* h, const C<R>* response, const int* group, std::int64_t half, std::int64_t rows,
                    cudaStream_t stream);
 /// a ← a · (kerr_m |a|² + raman_m r); r = nullptr: no Raman term.
 template <class R>
-void kerr_raman(C<R>* a, const R* r, const R* kerr, const R* raman, std::int64_t n, std::int64_t total,
+void kerr_raman(C<R>* a, const R* r, const R* kerr, const R* raman, std::int64_t n, std::int64_t rows,
                 cudaStream_t stream);
 /// N = i·g·a, g = γ s(ω) of the member's group, into `out`'s rows n and k.
 template <class R>
 void finish_stage(const C<R>* a, const R* gamma_shock, const int* group, const StageOutput<R>& out, std::int64_t n,
-                  std::int64_t total, cudaStream_t stream);
-/// rows ← rows · scale · window of the member's group, for the members whose flag is set.
+                  std::int64_t rows, cudaStream_t stream);
+/// values ← values · scale · window of the member's group, for the members whose flag is set.
 template <class R>
-void window(C<R>* rows, const R* window, const int* group, const unsigned char* flag, R scale, std::int64_t n,
-            std::int64_t total, cudaStream_t stream);
+void window(C<R>* values, const R* window, const int* group, const unsigned char* flag, R scale, std::int64_t n,
+            std::int64_t rows, cudaStream_t stream);
 /// to ← from for the members whose flag is set.
 template <class R>
-void copy_flagged(const C<R>* from, C<R>* to, const unsigned char* flag, std::int64_t n, std::int64_t total,
+void copy_flagged(const C<R>* from, C<R>* to, const unsigned char* flag, std::int64_t n, std::int64_t rows,
                   cudaStream_t stream);
 /// Per member (one block each): the error norm of controller.hpp with the estimate formed on
 /// the fly from `error` (estimated = false: no estimate, norm NaN) and whether the candidate
