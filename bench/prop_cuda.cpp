@@ -1,8 +1,8 @@
 // CUDA benchmark of the propagation engine: Dudley members (shot noise, 2^13 points) on a
 // fixed RK4IP schedule and adaptive DP5(4)-IP, for several batch sizes, with each trial
-// replayed as a CUDA graph ("graph") and launched kernel by kernel ("launches"): member-steps
-// per second,
-// the time the same transforms take alone (the floor: batched cuFFT plans made as the engine
+// replayed as a CUDA graph ("graph"), launched kernel by kernel ("launches") and, where the
+// build has it, replayed with each evaluation of N fused into one kernel ("fused"):
+// member-steps per second, the time the same transforms take alone (the floor: batched cuFFT plans made as the engine
 // makes them, timed with CUDA events) and the ratio floor / measured. Also the float32 error
 // against float64 on the whole Dudley case.
 //
@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "lockstep/core/files.hpp"
+#include "lockstep/prop/cuda_engine.hpp"
 #include "lockstep/prop/physics_problem.hpp"
 #include "lockstep/prop/pulse.hpp"
 #include "lockstep/prop/runner.hpp"
@@ -106,7 +107,7 @@ struct Variant {
   const char* name;
   lp::CudaOptions options;
 };
-constexpr Variant kVariants[] = {{"graph", {true}}, {"launches", {false}}};
+constexpr Variant kVariants[] = {{"graph", {true, false}}, {"launches", {false, false}}, {"fused", {true, true}}};
 
 // Times `steps` accepted steps of `members` members after two warm-up steps.
 std::string time_scheme(const char* name, lp::Scheme scheme, std::int64_t members, std::int64_t steps,
@@ -192,9 +193,14 @@ int main(int argc, char** argv) {
     const std::int64_t steps = std::max<std::int64_t>(50, std::min<std::int64_t>(400, 200000 / m));
     json << "    {\"members\": " << m << ", \"fft_evaluation_s\": " << fft.evaluation
          << ", \"fft_complex_s\": " << fft.complex;
-    for (const Variant& v : kVariants)
+    for (const Variant& v : kVariants) {
+      if (v.options.fused_evaluation && !lp::cuda_fused_evaluation_available(n)) {
+        std::printf("  %s: not in this build (no fused evaluation of N for %lld points)\n", v.name, static_cast<long long>(n));
+        continue;
+      }
       json << ",\n     \"rk4ip_" << v.name << "\": " << time_scheme("rk4ip", lp::Scheme::rk4ip, m, steps, fft, v)
            << ",\n     \"dp54ip_" << v.name << "\": " << time_scheme("dp54ip", lp::Scheme::dp54ip, m, steps, fft, v);
+    }
     json << "}" << (i + 1 < sizes.size() ? "," : "") << "\n";
   }
   const double f32 = float32_error();

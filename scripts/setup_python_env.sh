@@ -7,7 +7,8 @@
 #     (--system-site-packages), into which pip installs nanobind and scikit-build-core (the
 #     build backend, used with --no-build-isolation) and qkan (the peer/oracle; --no-deps
 #     because its metadata asks for torch>=2 and pip would otherwise pull a multi-GB torch; it
-#     runs on Debian's torch 1.13);
+#     runs on Debian's torch 1.13), and nvidia-mathdx (cuFFTDx's headers, for the CUDA
+#     propagation engine's fused evaluation of N);
 #   - then builds and installs lockstep itself into the venv (`pip install --no-build-isolation ./`).
 #
 # Usage: bash scripts/setup_python_env.sh        (from anywhere; needs root for apt-get)
@@ -60,6 +61,9 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1
 "$VPY" -m pip install -q --no-deps "qkan==0.2.3"
 # the reference safetensors writer: model files from PyTorch in the CLI tests
 "$VPY" -m pip install -q "safetensors==0.8.0"
+# cuFFTDx (NVIDIA MathDx, headers only): the CUDA propagation engine's fused evaluation of N,
+# found here by CMake (src/prop/cuda/cufftdx.cmake)
+"$VPY" -m pip install -q "nvidia-mathdx==25.6.0"
 
 echo "== building and installing lockstep into $VENV"
 "$VPY" -m pip install -q --no-build-isolation "$ROOT"

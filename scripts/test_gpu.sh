@@ -12,7 +12,8 @@
 # Usage: bash scripts/test_gpu.sh [RESULTS_DIR]     (logs and JSON go there; default build/gpu/results)
 #   LOCKSTEP_SKIP=name,name: leaves those steps out (e.g. ctest in a second session on one build).
 # Dependencies that are not installed system-wide (Highway, GoogleTest) can be given through
-# CMAKE_PREFIX_PATH. Exits non-zero if any step failed, after running them all.
+# CMAKE_PREFIX_PATH; cuFFTDx (the fused evaluation of N) through LOCKSTEP_MATHDX_ROOT, the folder
+# of nvidia-mathdx's include/ (found in the project venv without it). Exits non-zero if any step failed, after running them all.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -33,7 +34,8 @@ step() {  # step NAME COMMAND...: runs it, logs to RESULTS/NAME.log, records a f
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || { echo "no GPU"; exit 1; }
 GEN=(); command -v ninja >/dev/null && GEN=(-G Ninja)
 step configure cmake -S . -B "$BUILD" "${GEN[@]}" -DLOCKSTEP_CUDA=ON -DLOCKSTEP_TESTS=ON -DLOCKSTEP_PROP="${LOCKSTEP_PROP:-ON}" \
-  -DLOCKSTEP_PYTHON=ON -DLOCKSTEP_APPS=ON -DPython_EXECUTABLE="$(command -v "$PY")"
+  -DLOCKSTEP_PYTHON=ON -DLOCKSTEP_APPS=ON -DPython_EXECUTABLE="$(command -v "$PY")" \
+  -DLOCKSTEP_MATHDX_ROOT="${LOCKSTEP_MATHDX_ROOT:-}"
 step build cmake --build "$BUILD" -j"$(nproc)"
 [[ $status == 0 ]] || exit 1
 # The extension next to the package sources, so `import lockstep` finds this build.

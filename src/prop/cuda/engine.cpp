@@ -202,6 +202,7 @@ class CudaEngine final : public Engine {
   std::int64_t m_, n_, groups_ = 0;
   cudaStream_t stream_ = nullptr, copy_stream_ = nullptr;
   bool use_graphs_;
+  bool fused_;  // each evaluation of N as one kernel (fused_evaluation.cu)
   std::vector<CapturedTrial> graphs_;
   bool raman_ = false, frequency_windows_ = false, time_windows_ = false;
 
@@ -249,7 +250,8 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, const Cuda
       grid_(std::move(batch.grid)),
       m_(static_cast<std::int64_t>(batch.physics.size())),
       n_(grid_.size()),
-      use_graphs_(options.graphs) {
+      use_graphs_(options.graphs),
+      fused_(options.fused_evaluation) {
   if (static_cast<int>(plan_.deltas.size()) > cuda::Exponents::kMax)
     invalid_argument(kWhere, tableau.name, " needs more exponentials than the engine supports");
   const int s = plan_.stages;
@@ -358,8 +360,13 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, const Cuda
     n_rows_.push_back(stage_values_.get() + j * total());
     k_rows_.push_back(k_values_.get() + j * total());
   }
-  c2c_ = std::make_unique<cuda::FftPlan>(Fft<R>::c2c, n_, m_, stream_);
-  if (raman_) {
+  c2c_ = std::make_unique<cuda::FftPlan>(Fft<R>::c2c, n_, m_, stream_);  // measures and windows too
+  if (fused_) {
+    if (!cuda::fused_evaluation_supported(n_))
+      invalid_argument(kWhere, "this build has no fused evaluation of N for ", n_, " points (it needs cuFFTDx, sm_90 ",
+                       "and a grid that cuda_fused_evaluation_available accepts)");
+    cuda::prepare_fused_evaluation<R>(n_);
+  } else if (raman_) {
     intensity_ = DeviceArray<R>(total());
     half_spectrum_ = DeviceArray<Cx>(m_ * half);
     r2c_ = std::make_unique<cuda::FftPlan>(Fft<R>::r2c, n_, m_, stream_);
@@ -465,6 +472,11 @@ void CudaEngine<R>::update_exponentials(double h) {
 
 template <class R>
 void CudaEngine<R>::evaluate(const cuda::Combination<R>& input, const cuda::StageOutput<R>& out) {
+  if (fused_) {
+    cuda::fused_evaluation<R>(input, out, group_.get(), raman_ ? raman_response_.get() : nullptr, gamma_shock_.get(),
+                              kerr_.get(), raman_coefficient_.get(), n_, m_, stream_);
+    return;
+  }
   // The input row: Ã_n itself, or the combination formed into out.input (or a scratch row).
   const bool plain = input.direct_y0 && !input.frame_y0 && input.frames == 0 && input.directs == 0;
   Cx* in = out.input ? out.input : input_.get();
@@ -744,6 +756,8 @@ std::int64_t cuda_free_memory() {
   check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
   return static_cast<std::int64_t>(free_bytes);
 }
+
+bool cuda_fused_evaluation_available(std::int64_t points) { return cuda::fused_evaluation_supported(points); }
 
 std::unique_ptr<Engine> make_cuda_engine(std::span<const Config* const> configs, const Tableau& tableau,
                                          DType precision, const CudaOptions& options) {

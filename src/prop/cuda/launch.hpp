@@ -99,4 +99,19 @@ template <class R>
 void measures(const C<R>* y, const C<R>* a, const double* omega, double omega0, double dt, double hbar, double* out,
               std::int64_t members, std::int64_t n, cudaStream_t stream);
 
+/// Whether this build has the fused evaluation of N (fused_evaluation.cu) for rows of n points.
+bool fused_evaluation_supported(std::int64_t n);
+/// Sets the fused evaluation's shared-memory limits for n points (once, before any launch or
+/// capture).
+template <class R>
+void prepare_fused_evaluation(std::int64_t n);
+/// One evaluation of N for every member in one kernel: the stage input `input` formed, its
+/// transform to time, a ← a · (kerr_m |a|² + raman_m h_R ⊛ |a|²) (raman_response = nullptr: no
+/// Raman term), the transform back and N = i·γs(ω)·a into `out`, as the cuFFT path's
+/// combine, transforms, intensity, raman_product, kerr_raman and finish_stage compute them.
+template <class R>
+void fused_evaluation(const Combination<R>& input, const StageOutput<R>& out, const int* group,
+                      const C<R>* raman_response, const R* gamma_shock, const R* kerr, const R* raman, std::int64_t n,
+                      std::int64_t rows, cudaStream_t stream);
+
 }  // namespace lockstep::prop::cuda

@@ -89,7 +89,8 @@ struct Rows {
 struct TrialCase {
   lp::Scheme scheme;
   DType precision;
-  bool graphs;  // trials replayed as CUDA graphs
+  bool graphs;         // trials replayed as CUDA graphs
+  bool fused = false;  // each evaluation of N as one kernel (CudaOptions::fused_evaluation)
 };
 
 class CudaTrial : public ::testing::TestWithParam<TrialCase> {};
@@ -98,11 +99,13 @@ class CudaTrial : public ::testing::TestWithParam<TrialCase> {};
 // changed, so captured trials replay with new h and rows) on both engines: norms, finiteness,
 // evaluations, solutions, dense output and measures agree.
 TEST_P(CudaTrial, MatchesHostEngine) {
-  const auto [scheme, precision, graphs] = GetParam();
+  const auto [scheme, precision, graphs, fused] = GetParam();
   Batch b(mixed_configs(scheme));
+  if (fused && !lp::cuda_fused_evaluation_available(b.configs[0].grid.points))
+    GTEST_SKIP() << "this build has no fused evaluation of N (cuFFTDx for sm_90)";
   const lp::Tableau& tableau = lp::tableau(scheme);
   auto host = lp::make_gnlse_engine(b.pointers, tableau, {lockstep::Device::cpu, DType::f64, 0, {}});
-  auto cuda = lp::make_gnlse_engine(b.pointers, tableau, {lockstep::Device::cuda, precision, 0, {graphs}});
+  auto cuda = lp::make_gnlse_engine(b.pointers, tableau, {lockstep::Device::cuda, precision, 0, {graphs, fused}});
   for (std::size_t i = 0; i < b.configs.size(); ++i) {
     host->load(static_cast<std::int64_t>(i), b.spectra[i].data(), b.control(i));
     cuda->load(static_cast<std::int64_t>(i), b.spectra[i].data(), b.control(i));
@@ -174,7 +177,12 @@ INSTANTIATE_TEST_SUITE_P(Schemes, CudaTrial,
                                            TrialCase{lp::Scheme::dp54ip, DType::f32, true},
                                            TrialCase{lp::Scheme::rk4ip, DType::f64, false},
                                            TrialCase{lp::Scheme::dp54ip, DType::f64, false},
-                                           TrialCase{lp::Scheme::dp54ip, DType::f32, false}));
+                                           TrialCase{lp::Scheme::dp54ip, DType::f32, false},
+                                           TrialCase{lp::Scheme::rk4ip, DType::f64, true, true},
+                                           TrialCase{lp::Scheme::erk43ip, DType::f64, true, true},
+                                           TrialCase{lp::Scheme::dp54ip, DType::f64, true, true},
+                                           TrialCase{lp::Scheme::dp54ip, DType::f32, true, true},
+                                           TrialCase{lp::Scheme::rk4ip, DType::f64, false, true}));
 
 TEST(CudaEngine, RefusesPerMemberEvaluation) {
   Batch b(mixed_configs(lp::Scheme::rk4ip));
@@ -188,10 +196,10 @@ TEST(CudaEngine, RefusesPerMemberEvaluation) {
 lp::Member dudley_member(const lp::Config& c) { return lp::Member(c, lp::initial_spectrum(c.pulse, lp::Grid(c.grid))); }
 
 // The final spectrum, the planes and the statistics of the Dudley case on both runners.
-void compare_runs(const lp::Config& config, double tol, int step_slack) {
+void compare_runs(const lp::Config& config, double tol, int step_slack, const lp::CudaOptions& options = {}) {
   std::vector<lp::Member> cpu{dudley_member(config)}, gpu{dudley_member(config)};
   lp::run_gnlse(cpu);
-  lp::run_gnlse(gpu, {}, {lockstep::Device::cuda, DType::f64, 0, {}});
+  lp::run_gnlse(gpu, {}, {lockstep::Device::cuda, DType::f64, 0, options});
   const lp::Member &a = cpu[0], &c = gpu[0];
   EXPECT_NEAR(static_cast<double>(c.ledger().accepted_steps), static_cast<double>(a.ledger().accepted_steps),
               step_slack);
@@ -225,6 +233,31 @@ TEST(CudaRunner, DudleyFixedRk4ipMatchesCpu) {
   c.stepping.adaptive = false;
   c.stepping.fixed_steps = 4000;
   compare_runs(c, 1e-7, 0);
+}
+
+// The same two runs with each evaluation of N fused into one kernel.
+TEST(CudaRunner, DudleyFusedEvaluationMatchesCpu) {
+  lp::Config adaptive, fixed;
+  if (!lp::cuda_fused_evaluation_available(adaptive.grid.points))
+    GTEST_SKIP() << "this build has no fused evaluation of N (cuFFTDx for sm_90)";
+  lp::CudaOptions fused;
+  fused.fused_evaluation = true;
+  compare_runs(adaptive, 1e-4, 30, fused);
+  fixed.stepping.scheme = lp::Scheme::rk4ip;
+  fixed.stepping.adaptive = false;
+  fixed.stepping.fixed_steps = 4000;
+  compare_runs(fixed, 1e-7, 0, fused);
+}
+
+// A grid the fused evaluation has no transforms for: refused, saying why.
+TEST(CudaEngine, FusedEvaluationRefusesUnsupportedGrid) {
+  std::vector<lp::Config> configs = mixed_configs(lp::Scheme::rk4ip);
+  for (lp::Config& c : configs) c.grid.points = 1536;
+  Batch b(configs);
+  lp::CudaOptions fused;
+  fused.fused_evaluation = true;
+  EXPECT_THROW(lp::make_cuda_engine(b.pointers, lp::tableau(lp::Scheme::rk4ip), DType::f64, fused),
+               std::invalid_argument);
 }
 
 TEST(CudaRunner, ShotNoiseEnsembleMatchesCpu) {
