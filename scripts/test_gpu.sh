@@ -5,7 +5,8 @@
 #   2. runs every C++ test, the GPU ones (label gpu) included;
 #   3. runs compute-sanitizer memcheck and racecheck over the GPU tests' sanitizer subset and a
 #      forward + backward of the fused QKAN layer (scripts/qkan_layer_sanitize.py) (and
-#      memcheck over a short run of the propagation engine's trials);
+#      memcheck over a short run of the propagation engine's trials and its fused evaluation
+#      of N, racecheck over the latter);
 #   4. runs the Python tests (tests/python, test_cuda.py included) against that build;
 #   5. runs the GPU benchmarks (bench/qkan_cuda.py; bench/prop_cuda.cpp with the propagation
 #      engine), unless LOCKSTEP_SKIP_BENCH=1.
@@ -57,7 +58,10 @@ for tool in memcheck racecheck; do  # the fused layer, through torch (scripts/qk
 done
 if [[ "${LOCKSTEP_PROP:-ON}" == ON ]]; then
   step sanitizer-prop-memcheck compute-sanitizer --tool memcheck --error-exitcode 1 \
-    "$BUILD/tests/cpp/prop/lockstep_prop_cuda_tests" --gtest_filter='Schemes/CudaTrial.*:CudaEngine.*'
+    "$BUILD/tests/cpp/prop/lockstep_prop_cuda_tests" --gtest_filter='Schemes/CudaTrial.*:CudaEngine.*:Grids/FusedEvaluation.*'
+  # The fused evaluation of N shares its block's shared memory between transforms.
+  step sanitizer-prop-racecheck compute-sanitizer --tool racecheck --error-exitcode 1 \
+    "$BUILD/tests/cpp/prop/lockstep_prop_cuda_tests" --gtest_filter='Grids/FusedEvaluation.*'
 fi
 step pytest "$PY" -X faulthandler -m pytest -v -ra tests/python
 if [[ "${LOCKSTEP_SKIP_BENCH:-0}" != 1 ]]; then

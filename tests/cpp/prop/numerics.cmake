@@ -11,8 +11,10 @@ lockstep_add_test_executable(lockstep_prop_dudley_tests TIMEOUT 120
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_dudley.cpp LIBS lockstep_prop)
 lockstep_add_test_executable(lockstep_prop_coherence_tests TIMEOUT 1800 LABELS slow
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_coherence.cpp LIBS lockstep_prop)
-# The CUDA engine against the CPU engine (label gpu: needs an NVIDIA GPU).
+# The CUDA engine against the CPU engine, and its fused evaluation of N against the cuFFT path
+# (label gpu: needs an NVIDIA GPU).
 if(_cuda)
   lockstep_add_test_executable(lockstep_prop_cuda_tests TIMEOUT 900 LABELS gpu
-    SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_cuda_engine.cpp LIBS lockstep_prop)
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_cuda_engine.cpp ${CMAKE_CURRENT_LIST_DIR}/test_cuda_fused_evaluation.cpp
+    LIBS lockstep_prop CUDA::cudart CUDA::cufft)
 endif()
