@@ -2,9 +2,9 @@
 // fixed RK4IP schedule and adaptive DP5(4)-IP, for several batch sizes, with each trial
 // replayed as a CUDA graph ("graph"), launched kernel by kernel ("launches") and, where the
 // build has it, replayed with each evaluation of N fused into one kernel ("fused"):
-// member-steps per second, the time the same transforms take alone (the floor: batched cuFFT plans made as the engine
-// makes them, timed with CUDA events) and the ratio floor / measured. Also the float32 error
-// against float64 on the whole Dudley case.
+// member-steps per second, the time the same transforms take alone (the floor: batched cuFFT
+// plans made as the engine makes them, timed with CUDA events) and the ratio floor / measured.
+// Also the float32 error against float64 on the whole Dudley case.
 //
 //   lockstep_prop_cuda_bench [output.json = bench/results/prop_cuda.json] [batch sizes = 1,16,256,1024,4096]
 //
@@ -195,7 +195,8 @@ int main(int argc, char** argv) {
          << ", \"fft_complex_s\": " << fft.complex;
     for (const Variant& v : kVariants) {
       if (v.options.fused_evaluation && !lp::cuda_fused_evaluation_available(n)) {
-        std::printf("  %s: not in this build (no fused evaluation of N for %lld points)\n", v.name, static_cast<long long>(n));
+        std::printf("  %s: not in this build (no fused evaluation of N for %lld points)\n", v.name,
+                    static_cast<long long>(n));
         continue;
       }
       json << ",\n     \"rk4ip_" << v.name << "\": " << time_scheme("rk4ip", lp::Scheme::rk4ip, m, steps, fft, v)
