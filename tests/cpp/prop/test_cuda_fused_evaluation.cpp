@@ -27,7 +27,8 @@ void ok(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
 }
 void ok(cufftResult r, const char* what) {
-  if (r != CUFFT_SUCCESS) throw std::runtime_error(std::string(what) + ": cuFFT error " + std::to_string(static_cast<int>(r)));
+  if (r != CUFFT_SUCCESS)
+    throw std::runtime_error(std::string(what) + ": cuFFT error " + std::to_string(static_cast<int>(r)));
 }
 
 // A device array filled from / read back to the host.
@@ -49,14 +50,17 @@ struct Device {
   }
 };
 
-template <class R> struct Transforms;
-template <> struct Transforms<double> {
+template <class R>
+struct Transforms;
+template <>
+struct Transforms<double> {
   static constexpr cufftType c2c = CUFFT_Z2Z, r2c = CUFFT_D2Z, c2r = CUFFT_Z2D;
   static cufftResult complex(cufftHandle p, double2* in, double2* out, int d) { return cufftExecZ2Z(p, in, out, d); }
   static cufftResult forward_real(cufftHandle p, double* in, double2* out) { return cufftExecD2Z(p, in, out); }
   static cufftResult inverse_real(cufftHandle p, double2* in, double* out) { return cufftExecZ2D(p, in, out); }
 };
-template <> struct Transforms<float> {
+template <>
+struct Transforms<float> {
   static constexpr cufftType c2c = CUFFT_C2C, r2c = CUFFT_R2C, c2r = CUFFT_C2R;
   static cufftResult complex(cufftHandle p, float2* in, float2* out, int d) { return cufftExecC2C(p, in, out, d); }
   static cufftResult forward_real(cufftHandle p, float* in, float2* out) { return cufftExecR2C(p, in, out); }
@@ -83,7 +87,8 @@ double worst_member_difference(const std::vector<Cx>& a, const std::vector<Cx>& 
 template <class R>
 void compare(std::int64_t n, bool raman) {
   using Cx = cuda::C<R>;
-  if (!cuda::fused_evaluation_supported(n)) GTEST_SKIP() << "this build has no fused evaluation of N for " << n << " points";
+  if (!cuda::fused_evaluation_supported(n))
+    GTEST_SKIP() << "this build has no fused evaluation of N for " << n << " points";
   constexpr std::int64_t members = 5, groups = 2;
   const std::int64_t total = members * n, half = n / 2 + 1;
   const std::uint64_t seed = std::random_device{}();
@@ -110,10 +115,12 @@ void compare(std::int64_t n, bool raman) {
   };
   // Spectra of size ~1/√n per point, so that a = n·A is of order one.
   const double amplitude = 1.0 / std::sqrt(static_cast<double>(n));
-  const Device<Cx> y(complex_rows(total, amplitude)), k1(complex_rows(total, amplitude)), k2(complex_rows(total, amplitude));
+  const Device<Cx> y(complex_rows(total, amplitude)), k1(complex_rows(total, amplitude)),
+      k2(complex_rows(total, amplitude));
   const Device<Cx> frame_exponential(phases(groups * n)), k_exponential(phases(groups * n));
   const Device<Cx> response(complex_rows(groups * half, 1.0 / static_cast<double>(n)));
-  const Device<R> gamma_shock(reals(groups * n, 1.0, 0.1)), kerr(reals(members, 0.8, 0.05)), raman_coefficient(reals(members, 0.2, 0.05));
+  const Device<R> gamma_shock(reals(groups * n, 1.0, 0.1)), kerr(reals(members, 0.8, 0.05)),
+      raman_coefficient(reals(members, 0.2, 0.05));
   std::vector<int> group_host(members);
   for (std::int64_t m = 0; m < members; ++m) group_host[static_cast<std::size_t>(m)] = static_cast<int>(m % groups);
   const Device<int> group(group_host);
