@@ -27,9 +27,6 @@ constexpr const char* kWhere = "prop.cuda_engine";
 void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) runtime_failure(kWhere, what, ": ", cudaGetErrorString(e));
 }
-void check(cufftResult r, const char* what) {
-  if (r != CUFFT_SUCCESS) runtime_failure(kWhere, what, ": cuFFT error ", static_cast<int>(r));
-}
 
 /// Device memory of `count` values of T (zeroed), freed with the object.
 template <class T>
@@ -93,26 +90,6 @@ class Event {
 
  private:
   cudaEvent_t event_ = nullptr;
-};
-
-// The transforms of one precision. FFTW_FORWARD (e^{−i}) is CUFFT_FORWARD, FFTW_BACKWARD
-// CUFFT_INVERSE; both unnormalised, as the host engine's.
-template <class R> struct Fft;
-template <> struct Fft<double> {
-  static constexpr cufftType c2c = CUFFT_Z2Z, r2c = CUFFT_D2Z, c2r = CUFFT_Z2D;
-  static void complex(cufftHandle p, double2* in, double2* out, int dir) {
-    check(cufftExecZ2Z(p, in, out, dir), "cufftExecZ2Z");
-  }
-  static void forward_real(cufftHandle p, double* in, double2* out) { check(cufftExecD2Z(p, in, out), "cufftExecD2Z"); }
-  static void inverse_real(cufftHandle p, double2* in, double* out) { check(cufftExecZ2D(p, in, out), "cufftExecZ2D"); }
-};
-template <> struct Fft<float> {
-  static constexpr cufftType c2c = CUFFT_C2C, r2c = CUFFT_R2C, c2r = CUFFT_C2R;
-  static void complex(cufftHandle p, float2* in, float2* out, int dir) {
-    check(cufftExecC2C(p, in, out, dir), "cufftExecC2C");
-  }
-  static void forward_real(cufftHandle p, float* in, float2* out) { check(cufftExecR2C(p, in, out), "cufftExecR2C"); }
-  static void inverse_real(cufftHandle p, float2* in, float* out) { check(cufftExecC2R(p, in, out), "cufftExecC2R"); }
 };
 
 std::int64_t rows_per_member(const StagePlan& plan) {
@@ -360,7 +337,7 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, const Cuda
     n_rows_.push_back(stage_values_.get() + j * total());
     k_rows_.push_back(k_values_.get() + j * total());
   }
-  c2c_ = std::make_unique<cuda::FftPlan>(Fft<R>::c2c, n_, m_, stream_);  // measures and windows too
+  c2c_ = std::make_unique<cuda::FftPlan>(cuda::Fft<R>::c2c, n_, m_, stream_);  // measures and windows too
   if (fused_) {
     if (!cuda::fused_evaluation_supported(n_))
       invalid_argument(kWhere, "this build has no fused evaluation of N for ", n_, " points (it needs cuFFTDx, sm_90 ",
@@ -369,8 +346,8 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, const Cuda
   } else if (raman_) {
     intensity_ = DeviceArray<R>(total());
     half_spectrum_ = DeviceArray<Cx>(m_ * half);
-    r2c_ = std::make_unique<cuda::FftPlan>(Fft<R>::r2c, n_, m_, stream_);
-    c2r_ = std::make_unique<cuda::FftPlan>(Fft<R>::c2r, n_, m_, stream_);
+    r2c_ = std::make_unique<cuda::FftPlan>(cuda::Fft<R>::r2c, n_, m_, stream_);
+    c2r_ = std::make_unique<cuda::FftPlan>(cuda::Fft<R>::c2r, n_, m_, stream_);
   }
   device_norms_ = DeviceArray<double>(2 * m_);
   device_measures_ = DeviceArray<double>(4 * m_);
@@ -484,20 +461,20 @@ void CudaEngine<R>::evaluate(const cuda::Combination<R>& input, const cuda::Stag
     in = const_cast<Cx*>(input.direct_y0);  // read only: the transform is out of place
   else
     combine(input, in);
-  Fft<R>::complex(c2c_->get(), in, time_.get(), CUFFT_FORWARD);  // a = n·A
+  cuda::Fft<R>::complex(c2c_->get(), in, time_.get(), CUFFT_FORWARD);  // a = n·A
   const R* r = nullptr;
   if (raman_) {
     // h_R ⊛ |A|² through the real transforms (e^{−i} forward: the product takes conj(H_R), as
     // the host's NonlinearBatch explains).
     const std::int64_t half = n_ / 2 + 1;
     cuda::intensity<R>(time_.get(), intensity_.get(), n_, m_, stream_);
-    Fft<R>::forward_real(r2c_->get(), intensity_.get(), half_spectrum_.get());
+    cuda::Fft<R>::forward_real(r2c_->get(), intensity_.get(), half_spectrum_.get());
     cuda::raman_product<R>(half_spectrum_.get(), raman_response_.get(), group_.get(), half, m_, stream_);
-    Fft<R>::inverse_real(c2r_->get(), half_spectrum_.get(), intensity_.get());
+    cuda::Fft<R>::inverse_real(c2r_->get(), half_spectrum_.get(), intensity_.get());
     r = intensity_.get();
   }
   cuda::kerr_raman<R>(time_.get(), r, kerr_.get(), raman_coefficient_.get(), n_, m_, stream_);
-  Fft<R>::complex(c2c_->get(), time_.get(), time_.get(), CUFFT_INVERSE);
+  cuda::Fft<R>::complex(c2c_->get(), time_.get(), time_.get(), CUFFT_INVERSE);
   cuda::finish_stage<R>(time_.get(), gamma_shock_.get(), group_.get(), out, n_, m_, stream_);
 }
 
@@ -623,10 +600,10 @@ void CudaEngine<R>::apply_windows() {
   if (frequency_windows_)
     cuda::window<R>(y_.get(), frequency_window_.get(), group_.get(), has_frequency_window_.get(), R(1), n_, m_, stream_);
   if (time_windows_) {
-    Fft<R>::complex(c2c_->get(), y_.get(), time_.get(), CUFFT_FORWARD);
+    cuda::Fft<R>::complex(c2c_->get(), y_.get(), time_.get(), CUFFT_FORWARD);
     cuda::window<R>(time_.get(), time_window_.get(), group_.get(), has_time_window_.get(),
                     static_cast<R>(1.0 / static_cast<double>(n_)), n_, m_, stream_);
-    Fft<R>::complex(c2c_->get(), time_.get(), time_.get(), CUFFT_INVERSE);
+    cuda::Fft<R>::complex(c2c_->get(), time_.get(), time_.get(), CUFFT_INVERSE);
     cuda::copy_flagged<R>(time_.get(), y_.get(), has_time_window_.get(), n_, m_, stream_);
   }
 }
@@ -645,7 +622,7 @@ void CudaEngine<R>::accept() {
 template <class R>
 void CudaEngine<R>::compute_measures() {
   upload_loaded();
-  Fft<R>::complex(c2c_->get(), y_.get(), time_.get(), CUFFT_FORWARD);
+  cuda::Fft<R>::complex(c2c_->get(), y_.get(), time_.get(), CUFFT_FORWARD);
   cuda::measures<R>(y_.get(), time_.get(), omega_.get(), grid_.omega0(), grid_.dt(), kHbar, device_measures_.get(), m_,
                     n_, stream_);
   check(cudaGetLastError(), "measures kernel");

@@ -22,13 +22,9 @@ namespace cuda = lockstep::prop::cuda;
 
 namespace {
 
-// A failed CUDA or cuFFT call ends the test (GoogleTest reports the exception).
+// A failed CUDA call ends the test (GoogleTest reports the exception), as cuda::Fft's do.
 void ok(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
-}
-void ok(cufftResult r, const char* what) {
-  if (r != CUFFT_SUCCESS)
-    throw std::runtime_error(std::string(what) + ": cuFFT error " + std::to_string(static_cast<int>(r)));
 }
 
 // A device array filled from / read back to the host.
@@ -48,23 +44,6 @@ struct Device {
     ok(cudaMemcpy(host.data(), p, size * sizeof(T), cudaMemcpyDeviceToHost), "read back");
     return host;
   }
-};
-
-template <class R>
-struct Transforms;
-template <>
-struct Transforms<double> {
-  static constexpr cufftType c2c = CUFFT_Z2Z, r2c = CUFFT_D2Z, c2r = CUFFT_Z2D;
-  static cufftResult complex(cufftHandle p, double2* in, double2* out, int d) { return cufftExecZ2Z(p, in, out, d); }
-  static cufftResult forward_real(cufftHandle p, double* in, double2* out) { return cufftExecD2Z(p, in, out); }
-  static cufftResult inverse_real(cufftHandle p, double2* in, double* out) { return cufftExecZ2D(p, in, out); }
-};
-template <>
-struct Transforms<float> {
-  static constexpr cufftType c2c = CUFFT_C2C, r2c = CUFFT_R2C, c2r = CUFFT_C2R;
-  static cufftResult complex(cufftHandle p, float2* in, float2* out, int d) { return cufftExecC2C(p, in, out, d); }
-  static cufftResult forward_real(cufftHandle p, float* in, float2* out) { return cufftExecR2C(p, in, out); }
-  static cufftResult inverse_real(cufftHandle p, float2* in, float* out) { return cufftExecC2R(p, in, out); }
 };
 
 // Largest relative L2 difference of member rows of n values.
@@ -157,20 +136,20 @@ void compare(std::int64_t n, bool raman) {
     Device<Cx> time(total);
     Device<R> intensity(total);
     Device<Cx> spectrum(members * half);
-    const cuda::FftPlan c2c(Transforms<R>::c2c, n, members, stream), r2c(Transforms<R>::r2c, n, members, stream),
-        c2r(Transforms<R>::c2r, n, members, stream);
+    const cuda::FftPlan c2c(cuda::Fft<R>::c2c, n, members, stream), r2c(cuda::Fft<R>::r2c, n, members, stream),
+        c2r(cuda::Fft<R>::c2r, n, members, stream);
     cuda::combine<R>(input, group.p, in_ref.p, n, members, stream);
-    ok(Transforms<R>::complex(c2c.get(), in_ref.p, time.p, CUFFT_FORWARD), "forward");
+    cuda::Fft<R>::complex(c2c.get(), in_ref.p, time.p, CUFFT_FORWARD);
     const R* r = nullptr;
     if (raman) {
       cuda::intensity<R>(time.p, intensity.p, n, members, stream);
-      ok(Transforms<R>::forward_real(r2c.get(), intensity.p, spectrum.p), "forward real");
+      cuda::Fft<R>::forward_real(r2c.get(), intensity.p, spectrum.p);
       cuda::raman_product<R>(spectrum.p, response.p, group.p, half, members, stream);
-      ok(Transforms<R>::inverse_real(c2r.get(), spectrum.p, intensity.p), "inverse real");
+      cuda::Fft<R>::inverse_real(c2r.get(), spectrum.p, intensity.p);
       r = intensity.p;
     }
     cuda::kerr_raman<R>(time.p, r, kerr.p, raman_coefficients, n, members, stream);
-    ok(Transforms<R>::complex(c2c.get(), time.p, time.p, CUFFT_INVERSE), "inverse");
+    cuda::Fft<R>::complex(c2c.get(), time.p, time.p, CUFFT_INVERSE);
     cuda::finish_stage<R>(time.p, gamma_shock.p, group.p, output(in_ref, n_ref, k_ref), n, members, stream);
     ok(cudaDeviceSynchronize(), "cuFFT path");
   }
