@@ -45,8 +45,9 @@ std::int64_t cuda_engine_bytes_per_member(const Tableau& tableau, std::int64_t p
 /// Free memory of the current CUDA device in bytes (0 without CUDA).
 std::int64_t cuda_free_memory();
 
-/// Whether this build has CudaOptions::fused_evaluation for grids of `points` points: built
-/// with cuFFTDx for sm_90, for 1024, 2048, 4096 or 8192 points.
-bool cuda_fused_evaluation_available(std::int64_t points);
+/// Whether this build has CudaOptions::fused_evaluation for grids of `points` points in
+/// `precision`: built with cuFFTDx for sm_90, for 1024, 2048, 4096 or 8192 points (float32: not
+/// 8192).
+bool cuda_fused_evaluation_available(std::int64_t points, DType precision = DType::f64);
 
 }  // namespace lockstep::prop

@@ -339,9 +339,10 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, const Cuda
   }
   c2c_ = std::make_unique<cuda::FftPlan>(cuda::Fft<R>::c2c, n_, m_, stream_);  // measures and windows too
   if (fused_) {
-    if (!cuda::fused_evaluation_supported(n_))
-      invalid_argument(kWhere, "this build has no fused evaluation of N for ", n_, " points (it needs cuFFTDx, sm_90 ",
-                       "and a grid that cuda_fused_evaluation_available accepts)");
+    if (!cuda::fused_evaluation_supported<R>(n_))
+      invalid_argument(kWhere, "this build has no fused evaluation of N for ", n_, " points in ",
+                       sizeof(R) == 8 ? "float64" : "float32", " (it needs cuFFTDx, sm_90 and a grid that ",
+                       "cuda_fused_evaluation_available accepts)");
     cuda::prepare_fused_evaluation<R>(n_);
   } else if (raman_) {
     intensity_ = DeviceArray<R>(total());
@@ -734,7 +735,10 @@ std::int64_t cuda_free_memory() {
   return static_cast<std::int64_t>(free_bytes);
 }
 
-bool cuda_fused_evaluation_available(std::int64_t points) { return cuda::fused_evaluation_supported(points); }
+bool cuda_fused_evaluation_available(std::int64_t points, DType precision) {
+  if (precision == DType::f32) return cuda::fused_evaluation_supported<float>(points);
+  return precision == DType::f64 && cuda::fused_evaluation_supported<double>(points);
+}
 
 std::unique_ptr<Engine> make_cuda_engine(std::span<const Config* const> configs, const Tableau& tableau,
                                          DType precision, const CudaOptions& options) {

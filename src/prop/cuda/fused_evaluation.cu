@@ -13,7 +13,7 @@
 // workspace, so that a thread holds one field's points at a time.
 //
 // The transforms are generated for sm_90 (CMake builds this file only for that architecture)
-// and sizes n = 2^10 … 2^13.
+// and sizes n = 2^10 … 2^13 (float32: … 2^12; see with_size).
 #include <cufftdx.hpp>
 
 #include <type_traits>
@@ -113,14 +113,23 @@ fused_evaluation_kernel(Combination<R> input, StageOutput<R> out, const int* gro
   }
 }
 
-/// Calls f(std::integral_constant<unsigned, n>) for a supported n; false for any other.
-template <class F>
+/// Calls f(std::integral_constant<unsigned, n>) for an n supported in precision R; false for
+/// any other. float32 at 8192 points is left out: on the H200 its Raman pair gave N 0.14 (relative
+/// L2) away from the cuFFT path, while the same kernel without Raman and every other size and
+/// precision agreed to rounding (tests/cpp/prop/test_cuda_fused_evaluation.cpp); not understood.
+template <class R, class F>
 bool with_size(std::int64_t n, F&& f) {
   switch (n) {
     case 1024: f(std::integral_constant<unsigned, 1024>{}); return true;
     case 2048: f(std::integral_constant<unsigned, 2048>{}); return true;
     case 4096: f(std::integral_constant<unsigned, 4096>{}); return true;
-    case 8192: f(std::integral_constant<unsigned, 8192>{}); return true;
+    case 8192:
+      if constexpr (std::is_same_v<R, float>) {
+        return false;
+      } else {
+        f(std::integral_constant<unsigned, 8192>{});
+        return true;
+      }
     default: return false;
   }
 }
@@ -131,13 +140,14 @@ void check(cudaError_t e, const char* what) {
 
 }  // namespace
 
+template <class R>
 bool fused_evaluation_supported(std::int64_t n) {
-  return with_size(n, [](auto) {});
+  return with_size<R>(n, [](auto) {});
 }
 
 template <class R>
 void prepare_fused_evaluation(std::int64_t n) {
-  const bool known = with_size(n, [](auto size) {
+  const bool known = with_size<R>(n, [](auto size) {
     constexpr unsigned N = decltype(size)::value;
     using T = Transforms<R, N>;
     check(cudaFuncSetAttribute(fused_evaluation_kernel<R, N, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -154,7 +164,7 @@ template <class R>
 void fused_evaluation(const Combination<R>& input, const StageOutput<R>& out, const int* group,
                       const C<R>* raman_response, const R* gamma_shock, const R* kerr, const R* raman, std::int64_t n,
                       std::int64_t rows, cudaStream_t stream) {
-  const bool known = with_size(n, [&](auto size) {
+  const bool known = with_size<R>(n, [&](auto size) {
     constexpr unsigned N = decltype(size)::value;
     using T = Transforms<R, N>;
     const auto blocks = static_cast<unsigned>(rows);
@@ -169,6 +179,7 @@ void fused_evaluation(const Combination<R>& input, const StageOutput<R>& out, co
 }
 
 #define LOCKSTEP_PROP_FUSED(R)                                                                              \
+  template bool fused_evaluation_supported<R>(std::int64_t);                                                \
   template void prepare_fused_evaluation<R>(std::int64_t);                                                  \
   template void fused_evaluation<R>(const Combination<R>&, const StageOutput<R>&, const int*, const C<R>*, \
                                     const R*, const R*, const R*, std::int64_t, std::int64_t, cudaStream_t);

@@ -5,7 +5,10 @@
 
 namespace lockstep::prop::cuda {
 
-bool fused_evaluation_supported(std::int64_t) { return false; }
+template <class R>
+bool fused_evaluation_supported(std::int64_t) {
+  return false;
+}
 
 template <class R>
 void prepare_fused_evaluation(std::int64_t) {
@@ -18,6 +21,8 @@ void fused_evaluation(const Combination<R>&, const StageOutput<R>&, const int*, 
   runtime_failure("prop.cuda_fused", "this build has no fused evaluation of N (it needs cuFFTDx and sm_90)");
 }
 
+template bool fused_evaluation_supported<float>(std::int64_t);
+template bool fused_evaluation_supported<double>(std::int64_t);
 template void prepare_fused_evaluation<float>(std::int64_t);
 template void prepare_fused_evaluation<double>(std::int64_t);
 template void fused_evaluation<float>(const Combination<float>&, const StageOutput<float>&, const int*,

@@ -99,7 +99,9 @@ template <class R>
 void measures(const C<R>* y, const C<R>* a, const double* omega, double omega0, double dt, double hbar, double* out,
               std::int64_t members, std::int64_t n, cudaStream_t stream);
 
-/// Whether this build has the fused evaluation of N (fused_evaluation.cu) for rows of n points.
+/// Whether this build has the fused evaluation of N (fused_evaluation.cu) for rows of n points
+/// in precision R.
+template <class R>
 bool fused_evaluation_supported(std::int64_t n);
 /// Sets the fused evaluation's shared-memory limits for n points (once, before any launch or
 /// capture).

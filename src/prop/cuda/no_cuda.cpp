@@ -14,6 +14,6 @@ std::int64_t cuda_engine_bytes_per_member(const Tableau&, std::int64_t, DType) {
 
 std::int64_t cuda_free_memory() { return 0; }
 
-bool cuda_fused_evaluation_available(std::int64_t) { return false; }
+bool cuda_fused_evaluation_available(std::int64_t, DType) { return false; }
 
 }  // namespace lockstep::prop

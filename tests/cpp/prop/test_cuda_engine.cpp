@@ -101,7 +101,7 @@ class CudaTrial : public ::testing::TestWithParam<TrialCase> {};
 TEST_P(CudaTrial, MatchesHostEngine) {
   const auto [scheme, precision, graphs, fused] = GetParam();
   Batch b(mixed_configs(scheme));
-  if (fused && !lp::cuda_fused_evaluation_available(b.configs[0].grid.points))
+  if (fused && !lp::cuda_fused_evaluation_available(b.configs[0].grid.points, precision))
     GTEST_SKIP() << "this build has no fused evaluation of N (cuFFTDx for sm_90)";
   const lp::Tableau& tableau = lp::tableau(scheme);
   auto host = lp::make_gnlse_engine(b.pointers, tableau, {lockstep::Device::cpu, DType::f64, 0, {}});
@@ -249,7 +249,7 @@ TEST(CudaRunner, DudleyFusedEvaluationMatchesCpu) {
   compare_runs(fixed, 1e-7, 0, fused);
 }
 
-// A grid the fused evaluation has no transforms for: refused, saying why.
+// Grids the fused evaluation has no transforms for: refused, saying why.
 TEST(CudaEngine, FusedEvaluationRefusesUnsupportedGrid) {
   std::vector<lp::Config> configs = mixed_configs(lp::Scheme::rk4ip);
   for (lp::Config& c : configs) c.grid.points = 1536;
@@ -258,6 +258,11 @@ TEST(CudaEngine, FusedEvaluationRefusesUnsupportedGrid) {
   fused.fused_evaluation = true;
   EXPECT_THROW(lp::make_cuda_engine(b.pointers, lp::tableau(lp::Scheme::rk4ip), DType::f64, fused),
                std::invalid_argument);
+  // float32 at 8192 points (fused_evaluation.cu's with_size says why).
+  const lp::Config dudley;
+  const lp::Config* one[] = {&dudley};
+  EXPECT_FALSE(lp::cuda_fused_evaluation_available(dudley.grid.points, DType::f32));
+  EXPECT_THROW(lp::make_cuda_engine(one, lp::tableau(lp::Scheme::rk4ip), DType::f32, fused), std::invalid_argument);
 }
 
 TEST(CudaRunner, ShotNoiseEnsembleMatchesCpu) {

@@ -66,7 +66,7 @@ double worst_member_difference(const std::vector<Cx>& a, const std::vector<Cx>& 
 template <class R>
 void compare(std::int64_t n, bool raman) {
   using Cx = cuda::C<R>;
-  if (!cuda::fused_evaluation_supported(n))
+  if (!cuda::fused_evaluation_supported<R>(n))
     GTEST_SKIP() << "this build has no fused evaluation of N for " << n << " points";
   constexpr std::int64_t members = 5, groups = 2;
   const std::int64_t total = members * n, half = n / 2 + 1;
