@@ -13,9 +13,10 @@
 // measures); the fields cross only when planes are saved or the run ends, and planes stream to
 // the host on a second stream while the stepping goes on.
 //
-// With CudaOptions::fused_evaluation, each evaluation of N is instead one kernel: a thread block
-// per member forms the stage input, and transforms, multiplies and transforms back in shared
-// memory with cuFFTDx (cuda/fused_evaluation.cu).
+// Where the build has it for the grid (CudaOptions::fused_evaluation, the default), each
+// evaluation of N is instead one kernel: a thread block per member forms the stage input, and
+// transforms, multiplies and transforms back in registers and shared memory with cuFFTDx
+// (cuda/fused_evaluation.cu).
 //
 // Precision: float64 by default; float32 (the same kernels and cuFFT's single-precision plans;
 // exponentials and reductions still in double) as an option.
@@ -45,9 +46,9 @@ std::int64_t cuda_engine_bytes_per_member(const Tableau& tableau, std::int64_t p
 /// Free memory of the current CUDA device in bytes (0 without CUDA).
 std::int64_t cuda_free_memory();
 
-/// Whether this build has CudaOptions::fused_evaluation for grids of `points` points in
-/// `precision`: built with cuFFTDx for sm_90, for 1024, 2048, 4096 or 8192 points (float32: not
-/// 8192).
+/// Whether this build has the fused evaluation of N (CudaOptions::fused_evaluation) for grids of
+/// `points` points in `precision`: built with cuFFTDx for sm_90, for 1024, 2048, 4096 or 8192
+/// points (float32: not 8192).
 bool cuda_fused_evaluation_available(std::int64_t points, DType precision = DType::f64);
 
 }  // namespace lockstep::prop

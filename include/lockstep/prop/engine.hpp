@@ -30,10 +30,11 @@ struct CudaOptions {
   /// A trial's kernels replayed as a CUDA graph (captured at the first trial); false: launched
   /// one by one.
   bool graphs = true;
-  /// Each evaluation of N as one kernel, a thread block per member with cuFFTDx's transforms
-  /// (cuda_engine.hpp's cuda_fused_evaluation_available says for which grids); false: cuFFT's
-  /// batched transforms and element-wise kernels. Off by default until measured on a GPU.
-  bool fused_evaluation = false;
+  /// Each evaluation of N as one kernel, a thread block per member with cuFFTDx's transforms,
+  /// where this build has it for the grid and precision (cuda_engine.hpp's
+  /// cuda_fused_evaluation_available); elsewhere, and with false, cuFFT's batched transforms
+  /// and element-wise kernels.
+  bool fused_evaluation = true;
 };
 
 /// Which engine runs a batch of GNLSE members, and how (make_gnlse_engine, physics_problem.hpp).

@@ -179,7 +179,7 @@ class CudaEngine final : public Engine {
   std::int64_t m_, n_, groups_ = 0;
   cudaStream_t stream_ = nullptr, copy_stream_ = nullptr;
   bool use_graphs_;
-  bool fused_;  // each evaluation of N as one kernel (fused_evaluation.cu)
+  bool fused_;  // each evaluation of N as one kernel (fused_evaluation.cu), where the build has it
   std::vector<CapturedTrial> graphs_;
   bool raman_ = false, frequency_windows_ = false, time_windows_ = false;
 
@@ -228,7 +228,7 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, const Cuda
       m_(static_cast<std::int64_t>(batch.physics.size())),
       n_(grid_.size()),
       use_graphs_(options.graphs),
-      fused_(options.fused_evaluation) {
+      fused_(options.fused_evaluation && cuda::fused_evaluation_supported<R>(n_)) {
   if (static_cast<int>(plan_.deltas.size()) > cuda::Exponents::kMax)
     invalid_argument(kWhere, tableau.name, " needs more exponentials than the engine supports");
   const int s = plan_.stages;
@@ -339,10 +339,6 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, const Cuda
   }
   c2c_ = std::make_unique<cuda::FftPlan>(cuda::Fft<R>::c2c, n_, m_, stream_);  // measures and windows too
   if (fused_) {
-    if (!cuda::fused_evaluation_supported<R>(n_))
-      invalid_argument(kWhere, "this build has no fused evaluation of N for ", n_, " points in ",
-                       sizeof(R) == 8 ? "float64" : "float32", " (it needs cuFFTDx, sm_90 and a grid that ",
-                       "cuda_fused_evaluation_available accepts)");
     cuda::prepare_fused_evaluation<R>(n_);
   } else if (raman_) {
     intensity_ = DeviceArray<R>(total());

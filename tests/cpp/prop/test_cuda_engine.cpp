@@ -2,7 +2,8 @@
 //  - one trial, acceptance, dense output and measures of mixed batches (Raman or not, shock or
 //    not, windows, several tolerances and norms) for every scheme, float64 and float32;
 //  - whole runs: the Dudley case (PROPAGATION.md §5.7) adaptive and on a fixed RK4IP schedule,
-//    and a 64-member shot-noise ensemble, CUDA runner against the CPU reference runner.
+//    on the cuFFT path and with the fused evaluation of N, and a 64-member shot-noise ensemble,
+//    CUDA runner against the CPU reference runner.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -196,7 +197,7 @@ TEST(CudaEngine, RefusesPerMemberEvaluation) {
 lp::Member dudley_member(const lp::Config& c) { return lp::Member(c, lp::initial_spectrum(c.pulse, lp::Grid(c.grid))); }
 
 // The final spectrum, the planes and the statistics of the Dudley case on both runners.
-void compare_runs(const lp::Config& config, double tol, int step_slack, const lp::CudaOptions& options = {}) {
+void compare_runs(const lp::Config& config, double tol, int step_slack, const lp::CudaOptions& options) {
   std::vector<lp::Member> cpu{dudley_member(config)}, gpu{dudley_member(config)};
   lp::run_gnlse(cpu);
   lp::run_gnlse(gpu, {}, {lockstep::Device::cuda, DType::f64, 0, options});
@@ -221,54 +222,64 @@ void compare_runs(const lp::Config& config, double tol, int step_slack, const lp
   EXPECT_NEAR(sc.energy.back(), sa.energy.back(), 1e-6 * sa.energy.back());
 }
 
-TEST(CudaRunner, DudleyAdaptiveMatchesCpu) {
-  // Adaptive runs: differences at the level of the rounding can move a step's acceptance, so
-  // the two runs may take slightly different steps; each meets rtol = 1e-6 on every step.
-  compare_runs(lp::Config{}, 1e-4, 30);
-}
-
-TEST(CudaRunner, DudleyFixedRk4ipMatchesCpu) {
+// The Dudley case adaptive and on a fixed RK4IP schedule, on the cuFFT path (fused evaluation
+// off) and with the fused evaluation (the default where the build has it).
+lp::Config dudley_fixed() {
   lp::Config c;
   c.stepping.scheme = lp::Scheme::rk4ip;
   c.stepping.adaptive = false;
   c.stepping.fixed_steps = 4000;
-  compare_runs(c, 1e-7, 0);
+  return c;
+}
+constexpr lp::CudaOptions kCufftPath{true, false};
+
+TEST(CudaRunner, DudleyAdaptiveMatchesCpu) {
+  // Adaptive runs: differences at the level of the rounding can move a step's acceptance, so
+  // the two runs may take slightly different steps; each meets rtol = 1e-6 on every step.
+  compare_runs(lp::Config{}, 1e-4, 30, kCufftPath);
 }
 
-// The same two runs with each evaluation of N fused into one kernel.
+TEST(CudaRunner, DudleyFixedRk4ipMatchesCpu) { compare_runs(dudley_fixed(), 1e-7, 0, kCufftPath); }
+
 TEST(CudaRunner, DudleyFusedEvaluationMatchesCpu) {
-  lp::Config adaptive, fixed;
-  if (!lp::cuda_fused_evaluation_available(adaptive.grid.points))
+  if (!lp::cuda_fused_evaluation_available(lp::Config{}.grid.points))
     GTEST_SKIP() << "this build has no fused evaluation of N (cuFFTDx for sm_90)";
-  lp::CudaOptions fused;
-  fused.fused_evaluation = true;
-  compare_runs(adaptive, 1e-4, 30, fused);
-  fixed.stepping.scheme = lp::Scheme::rk4ip;
-  fixed.stepping.adaptive = false;
-  fixed.stepping.fixed_steps = 4000;
-  compare_runs(fixed, 1e-7, 0, fused);
+  compare_runs(lp::Config{}, 1e-4, 30, {});
+  compare_runs(dudley_fixed(), 1e-7, 0, {});
 }
 
-// Grids the fused evaluation has no transforms for: refused, saying why.
-TEST(CudaEngine, FusedEvaluationRefusesUnsupportedGrid) {
+// Where the build has no fused evaluation for the grid (here 1536 points; also float32 at 8192
+// points, fused_evaluation.cu's with_size says why), the engine asked for it takes the cuFFT
+// path: its trial matches the CPU engine's.
+TEST(CudaEngine, FusedEvaluationFallsBackWhereUnavailable) {
+  EXPECT_FALSE(lp::cuda_fused_evaluation_available(1536));
+  EXPECT_FALSE(lp::cuda_fused_evaluation_available(lp::Config{}.grid.points, DType::f32));
   std::vector<lp::Config> configs = mixed_configs(lp::Scheme::rk4ip);
   for (lp::Config& c : configs) c.grid.points = 1536;
   Batch b(configs);
-  lp::CudaOptions fused;
-  fused.fused_evaluation = true;
-  EXPECT_THROW(lp::make_cuda_engine(b.pointers, lp::tableau(lp::Scheme::rk4ip), DType::f64, fused),
-               std::invalid_argument);
-  // float32 at 8192 points (fused_evaluation.cu's with_size says why).
-  const lp::Config dudley;
-  const lp::Config* one[] = {&dudley};
-  EXPECT_FALSE(lp::cuda_fused_evaluation_available(dudley.grid.points, DType::f32));
-  EXPECT_THROW(lp::make_cuda_engine(one, lp::tableau(lp::Scheme::rk4ip), DType::f32, fused), std::invalid_argument);
+  const lp::Tableau& tableau = lp::tableau(lp::Scheme::rk4ip);
+  auto host = lp::make_gnlse_engine(b.pointers, tableau, {lockstep::Device::cpu, DType::f64, 0, {}});
+  auto cuda = lp::make_gnlse_engine(b.pointers, tableau, {lockstep::Device::cuda, DType::f64, 0, {true, true}});
+  for (std::size_t i = 0; i < b.configs.size(); ++i) {
+    host->load(static_cast<std::int64_t>(i), b.spectra[i].data(), b.control(i));
+    cuda->load(static_cast<std::int64_t>(i), b.spectra[i].data(), b.control(i));
+  }
+  Rows hs(*host), cs(*cuda);
+  for (lp::Engine* e : {host.get(), cuda.get()}) {
+    e->trial(2e-4, lp::Evaluation::batched);
+    e->accept();
+    e->read_solutions((e == host.get() ? hs : cs).pointers);
+    e->finish_reads();
+  }
+  for (std::size_t i = 0; i < hs.rows.size(); ++i)
+    EXPECT_LT(relative_difference(cs.rows[i], hs.rows[i]), 1e-11) << "member " << i;
 }
 
 TEST(CudaRunner, ShotNoiseEnsembleMatchesCpu) {
   // 64 members of the Dudley case with shot noise over its first 5 cm (where the coherence
-  // starts to drop), CUDA against the CPU runner (batched; its equality with the per-member
-  // reference is test_runner.cpp's). Both take the same steps: the batch norm decides.
+  // starts to drop), CUDA (default options: the fused evaluation where the build has it)
+  // against the CPU runner (batched; its equality with the per-member reference is
+  // test_runner.cpp's). Both take the same steps: the batch norm decides.
   std::vector<lp::Member> cpu, gpu;
   for (int i = 0; i < 64; ++i) {
     lp::Config c;
