@@ -1,4 +1,4 @@
-// The fused evaluation of N in a build without cuFFTDx for sm_90 (numerics.cmake): supported for
+// The fused evaluation of N in a build without cuFFTDx for sm_90 (cufftdx.cmake): supported for
 // no size, so the engine never launches it.
 #include "launch.hpp"
 #include "lockstep/core/error.hpp"
