@@ -7,6 +7,7 @@
 // Also the float32 error against float64 on the whole Dudley case.
 //
 //   lockstep_prop_cuda_bench [output.json = bench/results/prop_cuda.json] [batch sizes = 1,16,256,1024,4096]
+//                            [variants = graph,launches,fused]
 //
 // Steps are timed after two warm-up steps, including everything a run does per step (the
 // statistics' measures, the norms copied back); planes: only the two ends (n_save = 2), so
@@ -14,6 +15,7 @@
 #include <cuda_runtime.h>
 #include <cufft.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -177,6 +179,17 @@ int main(int argc, char** argv) {
     std::stringstream list(argv[2]);
     for (std::string item; std::getline(list, item, ',');) sizes.push_back(std::stoll(item));
   }
+  std::vector<std::string> variants{"graph", "launches", "fused"};
+  if (argc > 3) {
+    variants.clear();
+    std::stringstream list(argv[3]);
+    for (std::string item; std::getline(list, item, ',');) variants.push_back(item);
+  }
+  for (const std::string& name : variants)
+    if (std::none_of(std::begin(kVariants), std::end(kVariants), [&](const Variant& v) { return name == v.name; })) {
+      std::fprintf(stderr, "prop_cuda_bench: unknown variant '%s' (graph, launches or fused)\n", name.c_str());
+      return 2;
+    }
   cudaDeviceProp prop{};
   int device = 0;
   cudaGetDevice(&device);
@@ -194,6 +207,7 @@ int main(int argc, char** argv) {
     json << "    {\"members\": " << m << ", \"fft_evaluation_s\": " << fft.evaluation
          << ", \"fft_complex_s\": " << fft.complex;
     for (const Variant& v : kVariants) {
+      if (std::find(variants.begin(), variants.end(), v.name) == variants.end()) continue;
       if (v.options.fused_evaluation && !lp::cuda_fused_evaluation_available(n)) {
         std::printf("  %s: not in this build (no fused evaluation of N for %lld points)\n", v.name,
                     static_cast<long long>(n));

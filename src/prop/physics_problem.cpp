@@ -81,7 +81,7 @@ bool PhysicsProblem::apply_windows(std::int64_t member, Complex* spectrum) {
 }
 
 std::int64_t engine_bytes_per_member(const EngineOptions& options, const Tableau& tableau, std::int64_t points) {
-  return options.device == Device::cuda ? cuda_engine_bytes_per_member(tableau, points, options.precision)
+  return options.device == Device::cuda ? cuda_engine_bytes_per_member(tableau, points, options.precision, options.cuda)
                                         : Stepper::bytes_per_member(tableau, points);
 }
 

@@ -16,7 +16,7 @@
 // Where the build has it for the grid (CudaOptions::fused_evaluation, the default), each
 // evaluation of N is instead one kernel: a thread block per member forms the stage input, and
 // transforms, multiplies and transforms back in registers and shared memory with cuFFTDx
-// (cuda/fused_evaluation.cu).
+// (cuda/fused_evaluation.cu); the measures of an accepted step are one such kernel too.
 //
 // Precision: float64 by default; float32 (the same kernels and cuFFT's single-precision plans;
 // exponentials and reductions still in double) as an option.
@@ -39,9 +39,10 @@ namespace lockstep::prop {
 std::unique_ptr<Engine> make_cuda_engine(std::span<const Config* const> configs, const Tableau& tableau,
                                          DType precision = DType::f64, const CudaOptions& options = {});
 
-/// Device bytes the CUDA engine needs per member (select_batch's budget), counting each member's
-/// own exponentials and physics (a scan's worst case).
-std::int64_t cuda_engine_bytes_per_member(const Tableau& tableau, std::int64_t points, DType precision);
+/// Device bytes the CUDA engine with `options` needs per member (select_batch's budget),
+/// counting each member's own exponentials and physics (a scan's worst case).
+std::int64_t cuda_engine_bytes_per_member(const Tableau& tableau, std::int64_t points, DType precision,
+                                          const CudaOptions& options = {});
 
 /// Free memory of the current CUDA device in bytes (0 without CUDA).
 std::int64_t cuda_free_memory();

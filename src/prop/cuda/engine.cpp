@@ -92,12 +92,14 @@ class Event {
   cudaEvent_t event_ = nullptr;
 };
 
-std::int64_t rows_per_member(const StagePlan& plan) {
-  // y, candidate, A_I, stage input, time samples; N_j and k_j per stage; exponentials (one
-  // per exponent plus the dense output's) and physics (L: 1, γs: ½, H_R: ½, windows: 1) per
-  // group, counted per member; the intensity and its half spectrum (1); cuFFT's work area (1);
-  // the planes on their way to the host (2).
-  return 5 + 2 * plan.stages + static_cast<std::int64_t>(plan.deltas.size()) + 1 + 3 + 1 + 1 + 2;
+std::int64_t rows_per_member(const StagePlan& plan, bool fused) {
+  // y, candidate, A_I, time samples (fused: for the time windows only, counted all the same);
+  // N_j and k_j per stage; exponentials (one per exponent plus the dense output's) and physics
+  // (L: 1, γs: ½, H_R: ½, windows: 1) per group, counted per member; cuFFT's work area (1); the
+  // planes on their way to the host (2). The cuFFT path also needs the stage input and the
+  // intensity with its half spectrum (1 each).
+  const std::int64_t rows = 4 + 2 * plan.stages + static_cast<std::int64_t>(plan.deltas.size()) + 1 + 3 + 1 + 2;
+  return fused ? rows : rows + 2;
 }
 
 template <class R>
@@ -266,7 +268,8 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, const Cuda
   // Memory: refuse clearly rather than fail in the middle of an allocation.
   std::size_t free_bytes = 0, total_bytes = 0;
   check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
-  const std::int64_t needed = m_ * cuda_engine_bytes_per_member(tableau, n_, sizeof(R) == 8 ? DType::f64 : DType::f32);
+  const std::int64_t needed =
+      m_ * cuda_engine_bytes_per_member(tableau, n_, sizeof(R) == 8 ? DType::f64 : DType::f32, options);
   if (needed > static_cast<std::int64_t>(free_bytes))
     runtime_failure(kWhere, m_, " members of ", n_, " points need about ", needed / 1048576, " MiB of device memory; ",
                     free_bytes / 1048576, " MiB are free (run fewer members per batch)");
@@ -330,7 +333,9 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, const Cuda
   omega_ = DeviceArray<double>(n_);
   omega_.upload(grid_.omega());
 
-  for (DeviceArray<Cx>* rows : {&y_, &candidate_, &frame_, &input_, &time_}) *rows = DeviceArray<Cx>(total());
+  for (DeviceArray<Cx>* rows : {&y_, &candidate_, &frame_}) *rows = DeviceArray<Cx>(total());
+  if (!fused_) input_ = DeviceArray<Cx>(total());
+  if (!fused_ || time_windows_) time_ = DeviceArray<Cx>(total());
   stage_values_ = DeviceArray<Cx>(s * total());
   k_values_ = DeviceArray<Cx>(s * total());
   for (int j = 0; j < s; ++j) {
@@ -619,9 +624,14 @@ void CudaEngine<R>::accept() {
 template <class R>
 void CudaEngine<R>::compute_measures() {
   upload_loaded();
-  cuda::Fft<R>::complex(c2c_->get(), y_.get(), time_.get(), CUFFT_FORWARD);
-  cuda::measures<R>(y_.get(), time_.get(), omega_.get(), grid_.omega0(), grid_.dt(), kHbar, device_measures_.get(), m_,
-                    n_, stream_);
+  if (fused_) {
+    cuda::fused_measures<R>(y_.get(), omega_.get(), grid_.omega0(), grid_.dt(), kHbar, device_measures_.get(), m_, n_,
+                            stream_);
+  } else {
+    cuda::Fft<R>::complex(c2c_->get(), y_.get(), time_.get(), CUFFT_FORWARD);
+    cuda::measures<R>(y_.get(), time_.get(), omega_.get(), grid_.omega0(), grid_.dt(), kHbar, device_measures_.get(),
+                      m_, n_, stream_);
+  }
   check(cudaGetLastError(), "measures kernel");
   check(cudaMemcpyAsync(measures_.get(), device_measures_.get(), sizeof(double) * 4 * m_, cudaMemcpyDeviceToHost,
                         stream_),
@@ -719,9 +729,11 @@ void CudaEngine<R>::read_dense_output(double theta, std::span<Complex* const> ro
 
 }  // namespace
 
-std::int64_t cuda_engine_bytes_per_member(const Tableau& tableau, std::int64_t points, DType precision) {
+std::int64_t cuda_engine_bytes_per_member(const Tableau& tableau, std::int64_t points, DType precision,
+                                          const CudaOptions& options) {
   const std::int64_t complex_bytes = precision == DType::f32 ? 8 : 16;
-  return rows_per_member(StagePlan(tableau)) * points * complex_bytes;
+  const bool fused = options.fused_evaluation && cuda_fused_evaluation_available(points, precision);
+  return rows_per_member(StagePlan(tableau), fused) * points * complex_bytes;
 }
 
 std::int64_t cuda_free_memory() {

@@ -12,6 +12,9 @@
 // imaginary part). While it is transformed, a waits in shared memory behind the transforms'
 // workspace, so that a thread holds one field's points at a time.
 //
+// The measures of an accepted step (fused_measures) take the same transform: one block per
+// member reads the spectrum once and finds the peak power in registers, with no time row.
+//
 // The transforms are generated for sm_90 (CMake builds this file only for that architecture)
 // and sizes n = 2^10 … 2^13 (float32: … 2^12; see with_size).
 #include <cufftdx.hpp>
@@ -98,8 +101,7 @@ fused_evaluation_kernel(Combination<R> input, StageOutput<R> out, const int* gro
   const R kerr_m = kerr[m], raman_m = raman[m];
 #pragma unroll
   for (unsigned j = 0; j < P; ++j) {
-    R s = kerr_m * (a[j].x * a[j].x + a[j].y * a[j].y);
-    if constexpr (Raman) s += raman_m * r[j];
+    const R s = kerr_raman_factor<R>(a[j].x * a[j].x + a[j].y * a[j].y, kerr_m, raman_m, Raman ? r[j] : R(0));
     a[j] = V{a[j].x * s, a[j].y * s};
   }
   __syncthreads();
@@ -108,9 +110,35 @@ fused_evaluation_kernel(Combination<R> input, StageOutput<R> out, const int* gro
 #pragma unroll
   for (unsigned j = 0; j < P; ++j) {
     const std::int64_t k = threadIdx.x + j * T::stride, i = m * N + k;
-    const R s = gs[k];
-    store_stage<R>(out, make<R>(-s * a[j].y, s * a[j].x), i, k, g);
+    store_stage<R>(out, times_i<R>(make<R>(a[j].x, a[j].y), gs[k]), i, k, g);
   }
+}
+
+// measures_kernel (kernels.cu) without the time row: the block reads its member's spectrum
+// once, sums the spectral measures and transforms it to time in registers for the peak.
+template <class R, unsigned N>
+__global__ void __launch_bounds__(Transforms<R, N>::threads)
+fused_measures_kernel(const C<R>* y, const double* omega, double omega0, double dt, double hbar, double* out) {
+  using T = Transforms<R, N>;
+  using V = typename T::Value;
+  extern __shared__ __align__(16) unsigned char shared[];
+  const std::int64_t m = blockIdx.x;
+  MeasureSums sums;
+  V a[T::Forward::storage_size];
+#pragma unroll
+  for (unsigned j = 0; j < T::points_per_thread; ++j) {
+    const unsigned k = threadIdx.x + j * T::stride;
+    const C<R> v = y[m * N + k];
+    sums.add_spectral(static_cast<double>(v.x) * v.x + static_cast<double>(v.y) * v.y, omega[k], omega0);
+    a[j] = V{v.x, v.y};
+  }
+  typename T::Forward().execute(a, shared);  // a = n·A
+#pragma unroll
+  for (unsigned j = 0; j < T::points_per_thread; ++j)
+    sums.add_temporal(static_cast<double>(a[j].x) * a[j].x + static_cast<double>(a[j].y) * a[j].y);
+  // The transform's workspace serves the reduction (store's first barrier frees it).
+  static_assert(T::workspace >= T::threads / 32 * sizeof(double));
+  sums.store<T::threads>(reinterpret_cast<double*>(shared), out + 4 * m, N, omega0, dt, hbar);
 }
 
 /// Calls f(std::integral_constant<unsigned, n>) for an n supported in precision R; false for
@@ -156,6 +184,9 @@ void prepare_fused_evaluation(std::int64_t n) {
     check(cudaFuncSetAttribute(fused_evaluation_kernel<R, N, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                static_cast<int>(T::shared_bytes(true))),
           "cudaFuncSetAttribute");
+    check(cudaFuncSetAttribute(fused_measures_kernel<R, N>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               static_cast<int>(T::shared_bytes(false))),
+          "cudaFuncSetAttribute");
   });
   if (!known) invalid_argument("prop.cuda_fused", "no fused evaluation of N for ", n, " points");
 }
@@ -178,11 +209,25 @@ void fused_evaluation(const Combination<R>& input, const StageOutput<R>& out, co
   if (!known) invalid_argument("prop.cuda_fused", "no fused evaluation of N for ", n, " points");
 }
 
+template <class R>
+void fused_measures(const C<R>* y, const double* omega, double omega0, double dt, double hbar, double* out,
+                    std::int64_t members, std::int64_t n, cudaStream_t stream) {
+  const bool known = with_size<R>(n, [&](auto size) {
+    constexpr unsigned N = decltype(size)::value;
+    using T = Transforms<R, N>;
+    fused_measures_kernel<R, N><<<static_cast<unsigned>(members), T::threads, T::shared_bytes(false), stream>>>(
+        y, omega, omega0, dt, hbar, out);
+  });
+  if (!known) invalid_argument("prop.cuda_fused", "no fused measures for ", n, " points");
+}
+
 #define LOCKSTEP_PROP_FUSED(R)                                                                              \
   template bool fused_evaluation_supported<R>(std::int64_t);                                                \
   template void prepare_fused_evaluation<R>(std::int64_t);                                                  \
   template void fused_evaluation<R>(const Combination<R>&, const StageOutput<R>&, const int*, const C<R>*, \
-                                    const R*, const R*, const R*, std::int64_t, std::int64_t, cudaStream_t);
+                                    const R*, const R*, const R*, std::int64_t, std::int64_t, cudaStream_t); \
+  template void fused_measures<R>(const C<R>*, const double*, double, double, double, double*, std::int64_t,   \
+                                  std::int64_t, cudaStream_t);
 LOCKSTEP_PROP_FUSED(float)
 LOCKSTEP_PROP_FUSED(double)
 

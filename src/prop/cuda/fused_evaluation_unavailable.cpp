@@ -1,9 +1,12 @@
-// The fused evaluation of N in a build without cuFFTDx for sm_90 (cufftdx.cmake): supported for
-// no size, so the engine never launches it.
+// The fused kernels (the evaluation of N, the measures) in a build without cuFFTDx for sm_90
+// (cufftdx.cmake): supported for no size, so the engine never launches them.
 #include "launch.hpp"
 #include "lockstep/core/error.hpp"
 
 namespace lockstep::prop::cuda {
+namespace {
+constexpr const char* kUnavailable = "this build has no fused kernels (they need cuFFTDx and sm_90)";
+}  // namespace
 
 template <class R>
 bool fused_evaluation_supported(std::int64_t) {
@@ -12,13 +15,19 @@ bool fused_evaluation_supported(std::int64_t) {
 
 template <class R>
 void prepare_fused_evaluation(std::int64_t) {
-  runtime_failure("prop.cuda_fused", "this build has no fused evaluation of N (it needs cuFFTDx and sm_90)");
+  runtime_failure("prop.cuda_fused", kUnavailable);
 }
 
 template <class R>
 void fused_evaluation(const Combination<R>&, const StageOutput<R>&, const int*, const C<R>*, const R*, const R*,
                       const R*, std::int64_t, std::int64_t, cudaStream_t) {
-  runtime_failure("prop.cuda_fused", "this build has no fused evaluation of N (it needs cuFFTDx and sm_90)");
+  runtime_failure("prop.cuda_fused", kUnavailable);
+}
+
+template <class R>
+void fused_measures(const C<R>*, const double*, double, double, double, double*, std::int64_t, std::int64_t,
+                    cudaStream_t) {
+  runtime_failure("prop.cuda_fused", kUnavailable);
 }
 
 template bool fused_evaluation_supported<float>(std::int64_t);
@@ -31,5 +40,10 @@ template void fused_evaluation<float>(const Combination<float>&, const StageOutp
 template void fused_evaluation<double>(const Combination<double>&, const StageOutput<double>&, const int*,
                                        const C<double>*, const double*, const double*, const double*, std::int64_t,
                                        std::int64_t, cudaStream_t);
+
+template void fused_measures<float>(const C<float>*, const double*, double, double, double, double*, std::int64_t,
+                                    std::int64_t, cudaStream_t);
+template void fused_measures<double>(const C<double>*, const double*, double, double, double, double*,
+                                     std::int64_t, std::int64_t, cudaStream_t);
 
 }  // namespace lockstep::prop::cuda

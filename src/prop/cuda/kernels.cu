@@ -64,8 +64,7 @@ __global__ void kerr_raman_kernel(C<R>* a, const R* r, const R* kerr, const R* r
     LOCKSTEP_POINTS(k, n) {
       const std::int64_t i = m * n + k;
       const C<R> v = a[i];
-      R g = kerr_m * norm2<R>(v);
-      if (r) g += raman_m * r[i];
+      const R g = kerr_raman_factor<R>(norm2<R>(v), kerr_m, raman_m, r ? r[i] : R(0));
       a[i] = make<R>(v.x * g, v.y * g);
     }
   }
@@ -79,9 +78,7 @@ __global__ void finish_stage_kernel(const C<R>* a, const R* gamma_shock, const i
     const int g = group[m];
     LOCKSTEP_POINTS(k, n) {
       const std::int64_t i = m * n + k;
-      const R s = gamma_shock[g * n + k];
-      const C<R> v = a[i];
-      store_stage<R>(out, make<R>(-s * v.y, s * v.x), i, k, g);
+      store_stage<R>(out, times_i<R>(a[i], gamma_shock[g * n + k]), i, k, g);
     }
   }
 }
@@ -109,26 +106,6 @@ __global__ void copy_flagged_kernel(const C<R>* from, C<R>* to, const unsigned c
     if (!flag[m]) continue;
     LOCKSTEP_POINTS(k, n) to[m * n + k] = from[m * n + k];
   }
-}
-
-/// Block-wide sum (op = 0) or max (op = 1) of one double per thread; the result in thread 0.
-__device__ inline double block_reduce(double v, bool max_op, double* shared) {
-  for (int offset = 16; offset > 0; offset /= 2) {
-    const double o = __shfl_down_sync(0xffffffffu, v, offset);
-    v = max_op ? fmax(v, o) : v + o;
-  }
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  __syncthreads();
-  if (lane == 0) shared[warp] = v;
-  __syncthreads();
-  if (warp == 0) {
-    v = lane < kReduceThreads / 32 ? shared[lane] : 0.0;  // the values are ≥ 0 for max too
-    for (int offset = 16; offset > 0; offset /= 2) {
-      const double o = __shfl_down_sync(0xffffffffu, v, offset);
-      v = max_op ? fmax(v, o) : v + o;
-    }
-  }
-  return v;
 }
 
 /// Per member m (one block each): the error estimate formed on the fly from `error` (frames =
@@ -160,16 +137,12 @@ norms_kernel(Combination<R> error, bool estimated, const int* group, const C<R>*
     largest = fmax(largest, r);  // fmax drops a NaN: the sum below carries it
     sum += r * r;
   }
-  b2 = block_reduce(b2, false, shared);
-  __syncthreads();
+  b2 = block_reduce<kReduceThreads>(b2, false, shared);
   if (estimated) {
-    const double e2s = block_reduce(e2, false, shared);
-    __syncthreads();
-    const double a2s = block_reduce(a2, false, shared);
-    __syncthreads();
-    const double ls = block_reduce(largest, true, shared);
-    __syncthreads();
-    const double ss = block_reduce(sum, false, shared);
+    const double e2s = block_reduce<kReduceThreads>(e2, false, shared);
+    const double a2s = block_reduce<kReduceThreads>(a2, false, shared);
+    const double ls = block_reduce<kReduceThreads>(largest, true, shared);
+    const double ss = block_reduce<kReduceThreads>(sum, false, shared);
     if (threadIdx.x == 0) {
       double norm;
       if (norm_kind == 0) {
@@ -195,29 +168,13 @@ measures_kernel(const C<R>* y, const C<R>* a, const double* omega, double omega0
                 double* out, std::int64_t n) {
   __shared__ double shared[kReduceThreads / 32];
   const std::int64_t m = blockIdx.x;
-  double total = 0, photons = 0, weighted = 0, peak = 0;
+  MeasureSums sums;
   for (std::int64_t k = threadIdx.x; k < n; k += blockDim.x) {
     const std::int64_t i = m * n + k;
-    const double p = static_cast<double>(y[i].x) * y[i].x + static_cast<double>(y[i].y) * y[i].y;
-    total += p;
-    photons += p / (omega0 + omega[k]);
-    weighted += p * omega[k];
-    peak = fmax(peak, static_cast<double>(a[i].x) * a[i].x + static_cast<double>(a[i].y) * a[i].y);
+    sums.add_spectral(static_cast<double>(y[i].x) * y[i].x + static_cast<double>(y[i].y) * y[i].y, omega[k], omega0);
+    sums.add_temporal(static_cast<double>(a[i].x) * a[i].x + static_cast<double>(a[i].y) * a[i].y);
   }
-  const double nn = static_cast<double>(n);
-  total = block_reduce(total, false, shared);
-  __syncthreads();
-  photons = block_reduce(photons, false, shared);
-  __syncthreads();
-  weighted = block_reduce(weighted, false, shared);
-  __syncthreads();
-  peak = block_reduce(peak, true, shared);
-  if (threadIdx.x == 0) {
-    out[4 * m] = total * dt / nn;
-    out[4 * m + 1] = photons * dt / (nn * hbar);
-    out[4 * m + 2] = peak / (nn * nn);
-    out[4 * m + 3] = total > 0 ? omega0 + weighted / total : omega0;
-  }
+  sums.store<kReduceThreads>(shared, out + 4 * m, n, omega0, dt, hbar);
 }
 
 namespace {

@@ -103,7 +103,7 @@ void measures(const C<R>* y, const C<R>* a, const double* omega, double omega0, 
 /// in precision R.
 template <class R>
 bool fused_evaluation_supported(std::int64_t n);
-/// Sets the fused evaluation's shared-memory limits for n points (once, before any launch or
+/// Sets the fused kernels' shared-memory limits for n points (once, before any launch or
 /// capture).
 template <class R>
 void prepare_fused_evaluation(std::int64_t n);
@@ -115,5 +115,10 @@ template <class R>
 void fused_evaluation(const Combination<R>& input, const StageOutput<R>& out, const int* group,
                       const C<R>* raman_response, const R* gamma_shock, const R* kerr, const R* raman, std::int64_t n,
                       std::int64_t rows, cudaStream_t stream);
+/// measures() in one kernel, for n where fused_evaluation_supported<R>(n): a thread block per
+/// member reads the spectrum y once and transforms it to time in registers (no time row).
+template <class R>
+void fused_measures(const C<R>* y, const double* omega, double omega0, double dt, double hbar, double* out,
+                    std::int64_t members, std::int64_t n, cudaStream_t stream);
 
 }  // namespace lockstep::prop::cuda

@@ -8,7 +8,7 @@ std::unique_ptr<Engine> make_cuda_engine(std::span<const Config* const>, const T
   runtime_failure("prop.cuda_engine", "this build of lockstep has no CUDA (configure with -DLOCKSTEP_CUDA=ON)");
 }
 
-std::int64_t cuda_engine_bytes_per_member(const Tableau&, std::int64_t, DType) {
+std::int64_t cuda_engine_bytes_per_member(const Tableau&, std::int64_t, DType, const CudaOptions&) {
   runtime_failure("prop.cuda_engine", "this build of lockstep has no CUDA (configure with -DLOCKSTEP_CUDA=ON)");
 }
 

@@ -1,6 +1,6 @@
-// Device functions shared by the CUDA engine's kernels (kernels.cu) and its fused evaluation
-// of N (fused_evaluation.cu): complex arithmetic, a stage input formed at one point, and the
-// store of an evaluation's results.
+// Device functions shared by the CUDA engine's kernels (kernels.cu) and its fused kernels
+// (fused_evaluation.cu): complex arithmetic, a stage input formed at one point, the nonlinear
+// factors and the store of an evaluation's results, block reductions and the measures' sums.
 #pragma once
 
 #include <cstdint>
@@ -59,6 +59,19 @@ __device__ __forceinline__ C<R> combine_at(const Combination<R>& c, R h, std::in
   return acc;
 }
 
+/// The Kerr and Raman factor of the nonlinear product at one point: kerr_m |a|² + raman_m r,
+/// with r the Raman convolution h_R ⊛ |a|² there (0 without Raman).
+template <class R>
+__device__ __forceinline__ R kerr_raman_factor(R intensity, R kerr, R raman, R r) {
+  return kerr * intensity + raman * r;
+}
+
+/// N = i·s·a at one point, s = γ s(ω) there.
+template <class R>
+__device__ __forceinline__ C<R> times_i(C<R> a, R s) {
+  return make<R>(-s * a.y, s * a.x);
+}
+
 /// Writes N = v at point k of member m (row index i) into the rows `out` asks for.
 template <class R>
 __device__ __forceinline__ void store_stage(const StageOutput<R>& out, C<R> v, std::int64_t i, std::int64_t k,
@@ -66,5 +79,59 @@ __device__ __forceinline__ void store_stage(const StageOutput<R>& out, C<R> v, s
   if (out.n) out.n[i] = v;
   if (out.k) out.k[i] = mul<R>(v, out.k_exponential[group * out.group_stride + k]);
 }
+
+/// Block-wide sum (max_op false) or max of one double per thread over a block of Threads
+/// threads (a multiple of 32); the result in thread 0. Every thread calls it; `shared` holds
+/// Threads / 32 doubles and may be in use before the call (the first barrier protects it).
+template <int Threads>
+__device__ inline double block_reduce(double v, bool max_op, double* shared) {
+  static_assert(Threads % 32 == 0 && Threads <= 1024);
+  for (int offset = 16; offset > 0; offset /= 2) {
+    const double o = __shfl_down_sync(0xffffffffu, v, offset);
+    v = max_op ? fmax(v, o) : v + o;
+  }
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  __syncthreads();
+  if (lane == 0) shared[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < Threads / 32 ? shared[lane] : 0.0;  // the values are ≥ 0 for max too
+    for (int offset = 16; offset > 0; offset /= 2) {
+      const double o = __shfl_down_sync(0xffffffffu, v, offset);
+      v = max_op ? fmax(v, o) : v + o;
+    }
+  }
+  return v;
+}
+
+/// One member's sums behind measures.hpp's measures, accumulated point by point in each
+/// thread: the spectral ones from |Ã_k|², the peak from the time samples |a_j|² (a = n·A).
+struct MeasureSums {
+  double total = 0, photons = 0, weighted = 0, peak = 0;
+
+  __device__ void add_spectral(double power, double omega, double omega0) {
+    total += power;
+    photons += power / (omega0 + omega);
+    weighted += power * omega;
+  }
+  __device__ void add_temporal(double power) { peak = fmax(peak, power); }
+
+  /// Reduces the sums over the block and writes out[0..3] = energy, photon number, peak
+  /// power, spectral centroid (thread 0), for rows of n points.
+  template <int Threads>
+  __device__ void store(double* shared, double* out, std::int64_t n, double omega0, double dt, double hbar) {
+    const double nn = static_cast<double>(n);
+    const double t = block_reduce<Threads>(total, false, shared);
+    const double p = block_reduce<Threads>(photons, false, shared);
+    const double w = block_reduce<Threads>(weighted, false, shared);
+    const double q = block_reduce<Threads>(peak, true, shared);
+    if (threadIdx.x == 0) {
+      out[0] = t * dt / nn;
+      out[1] = p * dt / (nn * hbar);
+      out[2] = q / (nn * nn);
+      out[3] = t > 0 ? omega0 + w / t : omega0;
+    }
+  }
+};
 
 }  // namespace lockstep::prop::cuda

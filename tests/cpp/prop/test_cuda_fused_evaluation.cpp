@@ -1,7 +1,8 @@
 // The CUDA engine's fused evaluation of N (src/prop/cuda/fused_evaluation.cu) against the cuFFT
 // path's launchers that it replaces (label gpu): fresh random stage terms, exponentials, Raman
 // responses, γs(ω) and coefficients, two member groups; every supported grid, float32 and
-// float64, with and without Raman. The stage input it writes, N and k = D·N must agree.
+// float64, with and without Raman. The stage input it writes, N and k = D·N must agree. The
+// fused measures likewise against the cuFFT path's transform and measures kernel.
 #include <cuda_runtime.h>
 #include <cufft.h>
 #include <gtest/gtest.h>
@@ -170,7 +171,53 @@ void compare(std::int64_t n, bool raman) {
               sizeof(R) == 8 ? "float64" : "float32", static_cast<long long>(n), raman ? "with" : "without", dn, dk);
 }
 
+// The fused measures against the cuFFT path's transform and measures kernel: fresh random
+// spectra and frequency offsets; every measure of every member within rounding.
+template <class R>
+void compare_measures(std::int64_t n) {
+  using Cx = cuda::C<R>;
+  if (!cuda::fused_evaluation_supported<R>(n)) GTEST_SKIP() << "this build has no fused measures for " << n << " points";
+  constexpr std::int64_t members = 5;
+  const std::uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 random(seed);
+  std::normal_distribution<double> normal;
+  std::vector<Cx> spectra(static_cast<std::size_t>(members * n));
+  for (Cx& c : spectra) c = Cx{R(normal(random)), R(normal(random))};
+  std::vector<double> omega_host(static_cast<std::size_t>(n));
+  for (double& w : omega_host) w = 1e14 * normal(random);
+  const double omega0 = 2.3e15, dt = 1e-15, hbar = 1.054571817e-34;
+  const Device<Cx> y(spectra);
+  const Device<double> omega(omega_host);
+  Device<Cx> time(spectra.size());
+  Device<double> reference(4 * members), fused(4 * members);
+  const cudaStream_t stream = nullptr;
+  const cuda::FftPlan c2c(cuda::Fft<R>::c2c, n, members, stream);
+  cuda::Fft<R>::complex(c2c.get(), y.p, time.p, CUFFT_FORWARD);
+  cuda::measures<R>(y.p, time.p, omega.p, omega0, dt, hbar, reference.p, members, n, stream);
+  cuda::prepare_fused_evaluation<R>(n);
+  cuda::fused_measures<R>(y.p, omega.p, omega0, dt, hbar, fused.p, members, n, stream);
+  ok(cudaGetLastError(), "fused measures launch");
+  ok(cudaDeviceSynchronize(), "measures");
+  const std::vector<double> a = fused.read(), b = reference.read();
+  // The spectral sums see the same values in another order; the peak, transforms that round
+  // differently.
+  const double tol = sizeof(R) == 8 ? 1e-12 : 1e-5;
+  double worst = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    ASSERT_GT(std::abs(b[i]), 0.0) << "measure " << i % 4 << " of member " << i / 4;
+    worst = std::max(worst, std::abs(a[i] - b[i]) / std::abs(b[i]));
+  }
+  EXPECT_LT(worst, tol);
+  std::printf("%s, %lld points: measures %.3g apart (relative, worst)\n", sizeof(R) == 8 ? "float64" : "float32",
+              static_cast<long long>(n), worst);
+}
+
 class FusedEvaluation : public ::testing::TestWithParam<std::int64_t> {};
+
+TEST_P(FusedEvaluation, MeasuresMatchCufftPathFloat64) { compare_measures<double>(GetParam()); }
+
+TEST_P(FusedEvaluation, MeasuresMatchCufftPathFloat32) { compare_measures<float>(GetParam()); }
 
 TEST_P(FusedEvaluation, MatchesCufftPathFloat64) {
   compare<double>(GetParam(), true);
