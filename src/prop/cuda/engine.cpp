@@ -93,11 +93,11 @@ class Event {
 };
 
 std::int64_t rows_per_member(const StagePlan& plan, bool fused) {
-  // y, candidate, A_I, time samples (fused: for the time windows only, counted all the same);
-  // N_j and k_j per stage; exponentials (one per exponent plus the dense output's) and physics
-  // (L: 1, γs: ½, H_R: ½, windows: 1) per group, counted per member; cuFFT's work area (1); the
-  // planes on their way to the host (2). The cuFFT path also needs the stage input and the
-  // intensity with its half spectrum (1 each).
+  // y, candidate, A_I, time samples; N_j and k_j per stage; exponentials (one per exponent
+  // plus the dense output's) and physics (L: 1, γs: ½, H_R: ½, windows: 1) per group, counted
+  // per member; cuFFT's work area (1); the planes on their way to the host (2). The fused path
+  // needs the time row and work area for time windows only; they are counted all the same. The
+  // cuFFT path also needs the stage input and the intensity with its half spectrum (1 each).
   const std::int64_t rows = 4 + 2 * plan.stages + static_cast<std::int64_t>(plan.deltas.size()) + 1 + 3 + 1 + 2;
   return fused ? rows : rows + 2;
 }
@@ -335,14 +335,18 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, const Cuda
 
   for (DeviceArray<Cx>* rows : {&y_, &candidate_, &frame_}) *rows = DeviceArray<Cx>(total());
   if (!fused_) input_ = DeviceArray<Cx>(total());
-  if (!fused_ || time_windows_) time_ = DeviceArray<Cx>(total());
+  // The complex plan and its time row: the cuFFT path's evaluations and measures, and the
+  // time windows on either path.
+  if (!fused_ || time_windows_) {
+    time_ = DeviceArray<Cx>(total());
+    c2c_ = std::make_unique<cuda::FftPlan>(cuda::Fft<R>::c2c, n_, m_, stream_);
+  }
   stage_values_ = DeviceArray<Cx>(s * total());
   k_values_ = DeviceArray<Cx>(s * total());
   for (int j = 0; j < s; ++j) {
     n_rows_.push_back(stage_values_.get() + j * total());
     k_rows_.push_back(k_values_.get() + j * total());
   }
-  c2c_ = std::make_unique<cuda::FftPlan>(cuda::Fft<R>::c2c, n_, m_, stream_);  // measures and windows too
   if (fused_) {
     cuda::prepare_fused_evaluation<R>(n_);
   } else if (raman_) {
