@@ -129,13 +129,13 @@ fused_measures_kernel(const C<R>* y, const double* omega, double omega0, double 
   for (unsigned j = 0; j < T::points_per_thread; ++j) {
     const unsigned k = threadIdx.x + j * T::stride;
     const C<R> v = y[m * N + k];
-    sums.add_spectral(static_cast<double>(v.x) * v.x + static_cast<double>(v.y) * v.y, omega[k], omega0);
+    sums.add_spectral(power(v), omega[k], omega0);
     a[j] = V{v.x, v.y};
   }
   typename T::Forward().execute(a, shared);  // a = n·A
 #pragma unroll
   for (unsigned j = 0; j < T::points_per_thread; ++j)
-    sums.add_temporal(static_cast<double>(a[j].x) * a[j].x + static_cast<double>(a[j].y) * a[j].y);
+    sums.add_temporal(power(a[j]));
   // The transform's workspace serves the reduction (store's first barrier frees it).
   static_assert(T::workspace >= T::threads / 32 * sizeof(double));
   sums.store<T::threads>(reinterpret_cast<double*>(shared), out + 4 * m, N, omega0, dt, hbar);

@@ -125,12 +125,12 @@ norms_kernel(Combination<R> error, bool estimated, const int* group, const C<R>*
   for (std::int64_t k = threadIdx.x; k < n; k += blockDim.x) {
     const std::int64_t i = m * n + k;
     const C<R> p = y0[i], q = y1[i];
-    const double pa = static_cast<double>(p.x) * p.x + static_cast<double>(p.y) * p.y;
-    const double qa = static_cast<double>(q.x) * q.x + static_cast<double>(q.y) * q.y;
+    const double pa = power(p);
+    const double qa = power(q);
     b2 += qa;
     if (!estimated) continue;
     const C<R> e = combine_at<R>(error, h, i, k, g);
-    const double ea = static_cast<double>(e.x) * e.x + static_cast<double>(e.y) * e.y;
+    const double ea = power(e);
     e2 += ea;
     a2 += pa;
     const double r = sqrt(ea) / (at + rt * fmax(sqrt(pa), sqrt(qa)));
@@ -171,8 +171,8 @@ measures_kernel(const C<R>* y, const C<R>* a, const double* omega, double omega0
   MeasureSums sums;
   for (std::int64_t k = threadIdx.x; k < n; k += blockDim.x) {
     const std::int64_t i = m * n + k;
-    sums.add_spectral(static_cast<double>(y[i].x) * y[i].x + static_cast<double>(y[i].y) * y[i].y, omega[k], omega0);
-    sums.add_temporal(static_cast<double>(a[i].x) * a[i].x + static_cast<double>(a[i].y) * a[i].y);
+    sums.add_spectral(power(y[i]), omega[k], omega0);
+    sums.add_temporal(power(a[i]));
   }
   sums.store<kReduceThreads>(shared, out + 4 * m, n, omega0, dt, hbar);
 }

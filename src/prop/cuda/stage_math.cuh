@@ -14,6 +14,10 @@ template <class R> __device__ __forceinline__ C<R> mul(C<R> a, C<R> b) {
   return {a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x};
 }
 template <class R> __device__ __forceinline__ R norm2(C<R> a) { return a.x * a.x + a.y * a.y; }
+/// |v|² in double precision, for sums over a row (v: any complex with members x and y).
+template <class V> __device__ __forceinline__ double power(const V& v) {
+  return static_cast<double>(v.x) * v.x + static_cast<double>(v.y) * v.y;
+}
 
 /// h of a combination (combine_at's `h`), read once per thread.
 template <class R>
