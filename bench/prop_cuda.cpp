@@ -1,7 +1,8 @@
 // CUDA benchmark of the propagation engine: Dudley members (shot noise, 2^13 points) on a
 // fixed RK4IP schedule and adaptive DP5(4)-IP, for several batch sizes, with each trial
 // replayed as a CUDA graph ("graph"), launched kernel by kernel ("launches") and, where the
-// build has it, replayed with each evaluation of N fused into one kernel ("fused"):
+// build has it, with each evaluation of N fused into one kernel, replayed ("fused") or launched
+// kernel by kernel ("fused-launches", for profilers that see launches only):
 // member-steps per second, the time the same transforms take alone (the floor: batched cuFFT
 // plans made as the engine makes them, timed with CUDA events) and the ratio floor / measured.
 // Also the float32 error against float64 on the whole Dudley case.
@@ -9,9 +10,10 @@
 //   lockstep_prop_cuda_bench [output.json = bench/results/prop_cuda.json] [batch sizes = 1,16,256,1024,4096]
 //                            [variants = graph,launches,fused]
 //
-// Steps are timed after two warm-up steps, including everything a run does per step (the
-// statistics' measures, the norms copied back); planes: only the two ends (n_save = 2), so
-// the timing is the stepping's.
+// Steps are timed after two warm-up steps, from the timed run's first accepted step to its
+// last, including everything a run does per step (the statistics' measures, the norms copied
+// back) and not the run's start and end (loading the members, reading them back; reported
+// apart as run_s); planes: only the two ends (n_save = 2), so the timing is the stepping's.
 #include <cuda_runtime.h>
 #include <cufft.h>
 
@@ -109,7 +111,10 @@ struct Variant {
   const char* name;
   lp::CudaOptions options;
 };
-constexpr Variant kVariants[] = {{"graph", {true, false}}, {"launches", {false, false}}, {"fused", {true, true}}};
+constexpr Variant kVariants[] = {{"graph", {true, false}},
+                                  {"launches", {false, false}},
+                                  {"fused", {true, true}},
+                                  {"fused-launches", {false, true}}};
 
 // Times `steps` accepted steps of `members` members after two warm-up steps.
 std::string time_scheme(const char* name, lp::Scheme scheme, std::int64_t members, std::int64_t steps,
@@ -129,29 +134,44 @@ std::string time_scheme(const char* name, lp::Scheme scheme, std::int64_t member
   lp::RunOptions warm, timed;
   warm.max_steps = 2;
   timed.max_steps = steps;
+  // The stepping is timed from the first accepted step of the timed run to its last, through
+  // the runner's progress call (made after each acceptance's bookkeeping), so that the run's
+  // start and end (every member loaded into the engine, its spectrum read back into host rows)
+  // are left out; `run_s` is the whole run with them.
+  struct Mark {
+    clock_type::time_point time;
+    lp::Ledger ledger;
+  };
+  std::vector<Mark> marks;
+  timed.progress = [&](double, std::int64_t, double) { marks.push_back({clock_type::now(), batch[0].ledger()}); };
   lp::run_lockstep(pointers, *engine, warm);
-  const lp::Ledger before = batch[0].ledger();
   const auto start = clock_type::now();
   lp::run_lockstep(pointers, *engine, timed);
-  const double seconds = std::chrono::duration<double>(clock_type::now() - start).count();
-  const lp::Ledger& after = batch[0].ledger();
-  const auto accepted = after.accepted_steps - before.accepted_steps;
-  const auto evaluations = after.rhs_evaluations - before.rhs_evaluations;
-  // The transforms this run made: those of every evaluation, one complex transform per accepted
-  // step (the peak power of the statistics); the read-back at the end is not a transform.
+  const double run_seconds = std::chrono::duration<double>(clock_type::now() - start).count();
+  check(marks.size() >= 2, "the timed run's steps");
+  const Mark &first = marks.front(), &last = marks.back();
+  const double seconds = std::chrono::duration<double>(last.time - first.time).count();
+  const auto accepted = last.ledger.accepted_steps - first.ledger.accepted_steps;
+  const auto evaluations = last.ledger.rhs_evaluations - first.ledger.rhs_evaluations;
+  // The runner books each trial's wall time (launch to synchronisation) in equal shares to
+  // the members' ledgers; the rest of `seconds` is the acceptances (measures) and bookkeeping.
+  const double trials = (last.ledger.wall_time - first.ledger.wall_time) * static_cast<double>(members);
+  // The transforms these steps made: those of every evaluation, one complex transform per
+  // accepted step (the peak power of the statistics).
   const double floor = static_cast<double>(evaluations) * fft.evaluation + static_cast<double>(accepted) * fft.complex;
   const double rate = static_cast<double>(members * accepted) / seconds;
   std::ostringstream o;
-  o << "{\"scheme\": \"" << name << "\", \"variant\": \"" << variant.name
-    << "\", \"accepted_steps\": " << accepted
-    << ", \"rejected_steps\": " << after.rejected_steps - before.rejected_steps
+  o << "{\"scheme\": \"" << name << "\", \"variant\": \"" << variant.name << "\", \"accepted_steps\": " << accepted
+    << ", \"rejected_steps\": " << last.ledger.rejected_steps - first.ledger.rejected_steps
     << ", \"evaluations_per_member\": " << evaluations << ", \"seconds\": " << seconds
+    << ", \"trial_s\": " << trials << ", \"run_s\": " << run_seconds
     << ", \"member_steps_per_s\": " << rate << ", \"fft_floor_s\": " << floor
     << ", \"floor_member_steps_per_s\": " << static_cast<double>(members * accepted) / floor
     << ", \"ratio_to_floor\": " << floor / seconds << "}";
-  std::printf("  %-6s %-13s %5lld members: %8.4f s for %lld steps, %.4g member-steps/s, FFT floor %.4f s (ratio %.2f)\n",
-              name, variant.name, static_cast<long long>(members), seconds, static_cast<long long>(accepted), rate, floor,
-              floor / seconds);
+  std::printf("  %-6s %-14s %5lld members: %8.4f s (trials %.4f s; whole run %.4f s) for %lld steps, %.4g member-steps/s, "
+              "FFT floor %.4f s (ratio %.2f)\n",
+              name, variant.name, static_cast<long long>(members), seconds, trials, run_seconds,
+              static_cast<long long>(accepted), rate, floor, floor / seconds);
   std::fflush(stdout);
   return o.str();
 }
@@ -187,7 +207,7 @@ int main(int argc, char** argv) {
   }
   for (const std::string& name : variants)
     if (std::none_of(std::begin(kVariants), std::end(kVariants), [&](const Variant& v) { return name == v.name; })) {
-      std::fprintf(stderr, "prop_cuda_bench: unknown variant '%s' (graph, launches or fused)\n", name.c_str());
+      std::fprintf(stderr, "prop_cuda_bench: unknown variant '%s' (graph, launches, fused or fused-launches)\n", name.c_str());
       return 2;
     }
   cudaDeviceProp prop{};
@@ -201,8 +221,7 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     const std::int64_t m = sizes[i];
     const FftTimes fft = time_transforms(n, m);
-    // Enough steps that a run's start and end (loading and reading back every member) weigh
-    // little: ≥ 0.2 s of stepping at every size.
+    // Enough steps for ≥ 0.2 s of stepping at every size.
     const std::int64_t steps = std::max<std::int64_t>(50, std::min<std::int64_t>(400, 200000 / m));
     json << "    {\"members\": " << m << ", \"fft_evaluation_s\": " << fft.evaluation
          << ", \"fft_complex_s\": " << fft.complex;

@@ -5,12 +5,14 @@
 //
 // Every transform is a complex one of n points, in cuFFTDx's register layout: element j of
 // thread t is point t + j·stride, in time and in frequency alike, so the element-wise steps
-// between transforms need no exchange. The Raman convolution h_R ⊛ |a|² takes the full complex
-// pair: the spectrum S of the real |a|² is Hermitian, and S_k·conj(H_k) for k ≤ n/2, S_k·H_{n−k}
-// above, transformed back, has the real part that the cuFFT path's D2Z / Z2D pair computes (the
-// imaginary parts of S_0·H_0 and S_{n/2}·H_{n/2}, which the real inverse drops, only add an
-// imaginary part). While it is transformed, a waits in shared memory behind the transforms'
-// workspace, so that a thread holds one field's points at a time.
+// between transforms need no exchange. The Raman convolution h_R ⊛ |a|² is the cuFFT path's
+// D2Z / Z2D pair done as complex transforms of m = n/2 points (raman_convolution below): the real
+// line x = |a|² packed as z_p = x_{2p} + i x_{2p+1}, its spectrum X_k = E_k + W^k O_k
+// (W = e^{−2πi/n}) unpacked from Z_k and Z_{m−k}, multiplied by conj(H_k), packed back and
+// transformed back to y_{2p} + i y_{2p+1}. That is half the work of a full complex pair; the
+// packing, the pairing of k with m − k and the unpacking are exchanges through the transforms'
+// workspace. While the pair runs, a waits in shared memory behind that workspace, so that a
+// thread holds one field's points at a time.
 //
 // The measures of an accepted step (fused_measures) take the same transform: one block per
 // member reads the spectrum once and finds the peak power in registers, with no time row.
@@ -19,6 +21,7 @@
 // and sizes n = 2^10 … 2^13 (float32: … 2^12; see with_size).
 #include <cufftdx.hpp>
 
+#include <algorithm>
 #include <type_traits>
 
 #include "launch.hpp"
@@ -33,6 +36,13 @@ using BlockTransform =
     decltype(cufftdx::Size<N>() + cufftdx::Precision<R>() + cufftdx::Type<cufftdx::fft_type::c2c>() +
              cufftdx::Direction<D>() + cufftdx::FFTsPerBlock<1>() + cufftdx::SM<900>() + cufftdx::Block());
 
+// The m = n/2-point transforms of the Raman pair, on the threads of the n-point ones.
+template <class R, unsigned M, unsigned PointsPerThread, cufftdx::fft_direction D>
+using HalfTransform =
+    decltype(cufftdx::Size<M>() + cufftdx::Precision<R>() + cufftdx::Type<cufftdx::fft_type::c2c>() +
+             cufftdx::Direction<D>() + cufftdx::ElementsPerThread<PointsPerThread>() + cufftdx::FFTsPerBlock<1>() +
+             cufftdx::SM<900>() + cufftdx::Block());
+
 template <class R, unsigned N>
 struct Transforms {
   using Forward = BlockTransform<R, N, cufftdx::fft_direction::forward>;
@@ -41,16 +51,83 @@ struct Transforms {
   static constexpr unsigned points_per_thread = Forward::elements_per_thread;
   static constexpr unsigned stride = Forward::stride;
   static constexpr unsigned threads = Forward::block_dim.x;
-  static constexpr unsigned workspace = Forward::shared_memory_size > Inverse::shared_memory_size
-                                            ? Forward::shared_memory_size
-                                            : Inverse::shared_memory_size;
-  static_assert(Inverse::elements_per_thread == points_per_thread && Inverse::stride == stride &&
-                    Inverse::block_dim.x == threads && Forward::block_dim.y == 1,
-                "the forward and inverse transforms share one register layout");
-  static_assert(!Forward::requires_workspace && !Inverse::requires_workspace);
-  /// Dynamic shared memory: the transforms' workspace, and with Raman a's row kept behind it.
+  using HalfForward = HalfTransform<R, N / 2, points_per_thread / 2, cufftdx::fft_direction::forward>;
+  using HalfInverse = HalfTransform<R, N / 2, points_per_thread / 2, cufftdx::fft_direction::inverse>;
+  /// The transforms' workspace, which between transforms holds the Raman pair's exchanges (a
+  /// line of n reals or n/2 complex values).
+  static constexpr unsigned workspace = std::max({Forward::shared_memory_size, Inverse::shared_memory_size,
+                                                  HalfForward::shared_memory_size, HalfInverse::shared_memory_size,
+                                                  static_cast<unsigned>(N * sizeof(R))});
+  template <class F>
+  static constexpr bool same_layout(unsigned per_thread) {
+    return F::elements_per_thread == per_thread && F::stride == stride && F::block_dim.x == threads &&
+           F::block_dim.y == 1 && !F::requires_workspace;
+  }
+  static_assert(same_layout<Forward>(points_per_thread) && same_layout<Inverse>(points_per_thread) &&
+                    same_layout<HalfForward>(points_per_thread / 2) && same_layout<HalfInverse>(points_per_thread / 2),
+                "every transform shares one register layout: element j of thread t is point t + j·stride");
+  /// Dynamic shared memory: the workspace, and with Raman a's row kept behind it.
   static constexpr unsigned shared_bytes(bool raman) { return workspace + (raman ? N * sizeof(Value) : 0u); }
 };
+
+__device__ __forceinline__ void sin_cos_pi(double x, double* s, double* c) { sincospi(x, s, c); }
+__device__ __forceinline__ void sin_cos_pi(float x, float* s, float* c) { sincospif(x, s, c); }
+
+/// The Raman convolution y = h_R ⊛ x (unnormalised: IDFT(DFT(x)·conj(H)), real part, as the
+/// cuFFT path's pair gives it) of the real line x = |a|² of the block's member: x[j] is point
+/// t + j·stride of thread t on entry, y[j] the same point on return. `line` is the workspace.
+template <class R, unsigned N>
+__device__ void raman_convolution(R (&x)[Transforms<R, N>::points_per_thread], const C<R>* hr, unsigned char* line) {
+  using T = Transforms<R, N>;
+  using V = typename T::Value;
+  constexpr unsigned M = N / 2, Q = T::points_per_thread / 2, S = T::stride;
+  R* reals = reinterpret_cast<R*>(line);
+  V* packed = reinterpret_cast<V*>(line);
+  const unsigned t = threadIdx.x;
+  __syncthreads();  // the workspace is free
+#pragma unroll
+  for (unsigned j = 0; j < T::points_per_thread; ++j) reals[t + j * S] = x[j];
+  __syncthreads();
+  V z[T::HalfForward::storage_size];
+#pragma unroll
+  for (unsigned q = 0; q < Q; ++q) z[q] = packed[t + q * S];  // z_p = x_{2p} + i x_{2p+1}
+  __syncthreads();
+  typename T::HalfForward().execute(z, line);
+  __syncthreads();
+#pragma unroll
+  for (unsigned q = 0; q < Q; ++q) packed[t + q * S] = z[q];
+  __syncthreads();
+#pragma unroll
+  for (unsigned q = 0; q < Q; ++q) {
+    const unsigned k = t + q * S;
+    const C<R> zk = make<R>(z[q].x, z[q].y);
+    const V zm = packed[(M - k) % M];
+    // X_k = E_k + W^k O_k and conj(X_{m−k}) = E_k − W^k O_k, from E_k = (Z_k + conj Z_{m−k})/2,
+    // O_k = (Z_k − conj Z_{m−k})/2i.
+    const C<R> e = make<R>((zk.x + zm.x) / 2, (zk.y - zm.y) / 2);
+    const C<R> o = make<R>((zk.y + zm.y) / 2, (zm.x - zk.x) / 2);
+    R s, c;
+    sin_cos_pi(static_cast<R>(2 * k) / static_cast<R>(N), &s, &c);
+    const C<R> wo = mul<R>(make<R>(c, -s), o);
+    // Y_k = X_k conj(H_k); conj(Y_{m−k}) = conj(X_{m−k}) H_{m−k}. The real inverse reads only
+    // the real parts of Y_0 and Y_m.
+    C<R> yk = mul<R>(make<R>(e.x + wo.x, e.y + wo.y), make<R>(hr[k].x, -hr[k].y));
+    C<R> ym = mul<R>(make<R>(e.x - wo.x, e.y - wo.y), hr[M - k]);
+    if (k == 0) yk.y = ym.y = R(0);
+    // Z'_k = Y_k + Y_{k+m} + i W^{−k} (Y_k − Y_{k+m}), Y_{k+m} = conj(Y_{m−k}): the spectrum of
+    // y_{2p} + i y_{2p+1}.
+    const C<R> f = mul<R>(make<R>(-s, c), make<R>(yk.x - ym.x, yk.y - ym.y));
+    z[q] = V{yk.x + ym.x + f.x, yk.y + ym.y + f.y};
+  }
+  __syncthreads();
+  typename T::HalfInverse().execute(z, line);
+  __syncthreads();
+#pragma unroll
+  for (unsigned q = 0; q < Q; ++q) packed[t + q * S] = z[q];
+  __syncthreads();
+#pragma unroll
+  for (unsigned j = 0; j < T::points_per_thread; ++j) x[j] = reals[t + j * S];
+}
 
 template <class R, unsigned N, bool Raman>
 __global__ void __launch_bounds__(Transforms<R, N>::threads)
@@ -75,28 +152,14 @@ fused_evaluation_kernel(Combination<R> input, StageOutput<R> out, const int* gro
   [[maybe_unused]] R r[P];                   // the Raman term h_R ⊛ |a|² (unnormalised as a)
   if constexpr (Raman) {
     V* kept = reinterpret_cast<V*>(shared + T::workspace);
-    V z[T::Forward::storage_size];
 #pragma unroll
     for (unsigned j = 0; j < P; ++j) {
       kept[threadIdx.x + j * T::stride] = a[j];
-      z[j] = V{a[j].x * a[j].x + a[j].y * a[j].y, R(0)};
+      r[j] = a[j].x * a[j].x + a[j].y * a[j].y;
     }
-    __syncthreads();
-    typename T::Forward().execute(z, shared);
-    const C<R>* hr = response + g * std::int64_t{N / 2 + 1};
+    raman_convolution<R, N>(r, response + g * std::int64_t{N / 2 + 1}, shared);
 #pragma unroll
-    for (unsigned j = 0; j < P; ++j) {
-      const unsigned k = threadIdx.x + j * T::stride;
-      const C<R> w = k <= N / 2 ? make<R>(hr[k].x, -hr[k].y) : hr[N - k];
-      z[j] = V{z[j].x * w.x - z[j].y * w.y, z[j].x * w.y + z[j].y * w.x};
-    }
-    __syncthreads();
-    typename T::Inverse().execute(z, shared);
-#pragma unroll
-    for (unsigned j = 0; j < P; ++j) {
-      a[j] = kept[threadIdx.x + j * T::stride];  // this thread's own points
-      r[j] = z[j].x;
-    }
+    for (unsigned j = 0; j < P; ++j) a[j] = kept[threadIdx.x + j * T::stride];  // this thread's own points
   }
   const R kerr_m = kerr[m], raman_m = raman[m];
 #pragma unroll
