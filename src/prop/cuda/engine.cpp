@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -217,6 +218,12 @@ class CudaEngine final : public Engine {
   std::vector<std::unique_ptr<PlaneSlot>> slots_;  // allocated at the first plane
   std::size_t next_slot_ = 0;
 
+  // Without an FSAL stage, when the solution takes the last stage's N as a direct term (and
+  // not its k): the solution's other terms and that weight, so that the last evaluation writes
+  // the candidate (StageOutput::candidate); otherwise empty and a pass of its own forms it.
+  std::optional<StagePlan::Consumer> solution_rest_;
+  double solution_last_weight_ = 0;
+
   double cached_h_ = std::numeric_limits<double>::quiet_NaN(), trial_h_ = 0;
   bool fsal_ready_ = false, fsal_pending_ = false, measures_stale_ = true;
   int evaluations_ = 0;
@@ -234,6 +241,18 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, const Cuda
   if (static_cast<int>(plan_.deltas.size()) > cuda::Exponents::kMax)
     invalid_argument(kWhere, tableau.name, " needs more exponentials than the engine supports");
   const int s = plan_.stages;
+  if (!plan_.fsal_stage && s > 1) {
+    const auto is_last = [s](const StagePlan::Term& t) { return t.stage == s - 1; };
+    const auto& direct = plan_.solution.direct;
+    if (std::count_if(direct.begin(), direct.end(), is_last) == 1 &&
+        std::none_of(plan_.solution.frame.begin(), plan_.solution.frame.end(), is_last)) {
+      StagePlan::Consumer rest = plan_.solution;
+      const auto last = std::find_if(rest.direct.begin(), rest.direct.end(), is_last);
+      solution_last_weight_ = last->weight;
+      rest.direct.erase(last);
+      solution_rest_ = std::move(rest);
+    }
+  }
   // Physics per member, grouped by equal arrays (a shot-noise ensemble is one group).
   const std::vector<MemberPhysics>& physics = batch.physics;
   const std::vector<Windows>& windows = batch.windows;
@@ -556,10 +575,15 @@ void CudaEngine<R>::enqueue_trial() {
   }
   for (int i = 1; i < s; ++i) {
     const bool is_fsal = plan_.fsal_stage && i == s - 1;
-    evaluate(combination(is_fsal ? plan_.solution : plan_.stage_inputs[static_cast<std::size_t>(i)]),
-             stage_output(i, is_fsal ? candidate_.get() : nullptr));
+    cuda::StageOutput<R> out = stage_output(i, is_fsal ? candidate_.get() : nullptr);
+    if (i == s - 1 && solution_rest_) {
+      out.candidate = candidate_.get();
+      out.solution = combination(*solution_rest_);
+      out.solution_weight = static_cast<R>(solution_last_weight_);
+    }
+    evaluate(combination(is_fsal ? plan_.solution : plan_.stage_inputs[static_cast<std::size_t>(i)]), out);
   }
-  if (!plan_.fsal_stage) combine(combination(plan_.solution), candidate_.get());
+  if (!plan_.fsal_stage && !solution_rest_) combine(combination(plan_.solution), candidate_.get());
   const bool estimated = tableau_.has_error_estimate();
   const cuda::Combination<R> error = estimated ? combination(plan_.error) : cuda::Combination<R>{};
   cuda::norms<R>(error, estimated, group_.get(), y_.get(), candidate_.get(), norm_kind_.get(), rtol_.get(),

@@ -124,11 +124,10 @@ norms_kernel(Combination<R> error, bool estimated, const int* group, const C<R>*
   double e2 = 0, a2 = 0, b2 = 0, largest = 0, sum = 0;
   for (std::int64_t k = threadIdx.x; k < n; k += blockDim.x) {
     const std::int64_t i = m * n + k;
-    const C<R> p = y0[i], q = y1[i];
-    const double pa = power(p);
-    const double qa = power(q);
+    const double qa = power(y1[i]);
     b2 += qa;
     if (!estimated) continue;
+    const double pa = power(y0[i]);
     const C<R> e = combine_at<R>(error, h, i, k, g);
     const double ea = power(e);
     e2 += ea;

@@ -36,7 +36,9 @@ struct Combination {
 };
 
 /// Where an evaluation of N puts its results, each row optional (nullptr: not written): the
-/// stage input it evaluated, N, and k = D ⊙ N with D the group's row of `k_exponential`.
+/// stage input it evaluated, N, k = D ⊙ N with D the group's row of `k_exponential`, and the
+/// candidate `solution` + h·solution_weight·N (the last stage of a tableau whose solution
+/// takes that stage's N as a direct term: no pass of its own forms the candidate).
 template <class R>
 struct StageOutput {
   C<R>* input = nullptr;
@@ -44,6 +46,9 @@ struct StageOutput {
   C<R>* k = nullptr;
   const C<R>* k_exponential = nullptr;  // group g's row at k_exponential + g·group_stride
   std::int64_t group_stride = 0;
+  C<R>* candidate = nullptr;
+  Combination<R> solution;  // the solution's other terms
+  R solution_weight = 0;
 };
 
 /// out[g, d, k] = e^{L[g, k]·x_d} for the exponents x_d (already times h), computed in double.
@@ -74,7 +79,7 @@ void raman_product(C<R>* h, const C<R>* response, const int* group, std::int64_t
 template <class R>
 void kerr_raman(C<R>* a, const R* r, const R* kerr, const R* raman, std::int64_t n, std::int64_t rows,
                 cudaStream_t stream);
-/// N = i·g·a, g = γ s(ω) of the member's group, into `out`'s rows n and k.
+/// N = i·g·a, g = γ s(ω) of the member's group, into `out`'s rows.
 template <class R>
 void finish_stage(const C<R>* a, const R* gamma_shock, const int* group, const StageOutput<R>& out, std::int64_t n,
                   std::int64_t rows, cudaStream_t stream);

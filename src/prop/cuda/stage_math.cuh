@@ -82,6 +82,11 @@ __device__ __forceinline__ void store_stage(const StageOutput<R>& out, C<R> v, s
                                             int group) {
   if (out.n) out.n[i] = v;
   if (out.k) out.k[i] = mul<R>(v, out.k_exponential[group * out.group_stride + k]);
+  if (out.candidate) {
+    const R h = step_of(out.solution), w = h * out.solution_weight;
+    const C<R> c = combine_at<R>(out.solution, h, i, k, group);
+    out.candidate[i] = make<R>(c.x + w * v.x, c.y + w * v.y);
+  }
 }
 
 /// Block-wide sum (max_op false) or max of one double per thread over a block of Threads
