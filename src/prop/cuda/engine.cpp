@@ -172,6 +172,7 @@ class CudaEngine final : public Engine {
   void launch_trial();
   void apply_windows();
   void compute_measures();
+  cuda::MeasureTarget measure_target(double* out) const { return {out, omega_.get(), grid_.omega0(), grid_.dt(), kHbar}; }
   PlaneSlot& claim_slot(std::span<Complex* const> rows);
   void send(PlaneSlot& slot);
   void upload_loaded();
@@ -211,8 +212,8 @@ class CudaEngine final : public Engine {
   DeviceArray<double> step_;
   PinnedArray<double> step_host_;
   // Results copied back
-  DeviceArray<double> device_norms_, device_measures_;
-  PinnedArray<double> norms_, measures_;
+  DeviceArray<double> device_norms_, device_measures_, device_candidate_measures_;
+  PinnedArray<double> norms_, measures_, candidate_measures_;  // candidate's: with an FSAL stage
   PinnedArray<Cx> staging_;  // rows loaded (allocated at the first load)
   std::vector<char> loaded_;  // per member: a staged row waits for upload_loaded()
   std::vector<std::unique_ptr<PlaneSlot>> slots_;  // allocated at the first plane
@@ -376,6 +377,10 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, const Cuda
   }
   device_norms_ = DeviceArray<double>(2 * m_);
   device_measures_ = DeviceArray<double>(4 * m_);
+  if (plan_.fsal_stage) {
+    device_candidate_measures_ = DeviceArray<double>(4 * m_);
+    candidate_measures_ = PinnedArray<double>(4 * m_);
+  }
   step_ = DeviceArray<double>(1);
   step_host_ = PinnedArray<double>(1);
   norms_ = PinnedArray<double>(2 * m_);
@@ -487,6 +492,8 @@ void CudaEngine<R>::evaluate(const cuda::Combination<R>& input, const cuda::Stag
   else
     combine(input, in);
   cuda::Fft<R>::complex(c2c_->get(), in, time_.get(), CUFFT_FORWARD);  // a = n·A
+  const cuda::MeasureTarget& t = out.measures;
+  if (t.out) cuda::measures<R>(in, time_.get(), t.omega, t.omega0, t.dt, t.hbar, t.out, m_, n_, stream_);
   const R* r = nullptr;
   if (raman_) {
     // h_R ⊛ |A|² through the real transforms (e^{−i} forward: the product takes conj(H_R), as
@@ -581,6 +588,7 @@ void CudaEngine<R>::enqueue_trial() {
       out.solution = combination(*solution_rest_);
       out.solution_weight = static_cast<R>(solution_last_weight_);
     }
+    if (is_fsal) out.measures = measure_target(device_candidate_measures_.get());
     evaluate(combination(is_fsal ? plan_.solution : plan_.stage_inputs[static_cast<std::size_t>(i)]), out);
   }
   if (!plan_.fsal_stage && !solution_rest_) combine(combination(plan_.solution), candidate_.get());
@@ -590,6 +598,10 @@ void CudaEngine<R>::enqueue_trial() {
                  atol_.get(), device_norms_.get(), m_, n_, stream_);
   check(cudaMemcpyAsync(norms_.get(), device_norms_.get(), sizeof(double) * 2 * m_, cudaMemcpyDeviceToHost, stream_),
         "norms copy");
+  if (plan_.fsal_stage)
+    check(cudaMemcpyAsync(candidate_measures_.get(), device_candidate_measures_.get(), sizeof(double) * 4 * m_,
+                          cudaMemcpyDeviceToHost, stream_),
+          "measures copy");
 }
 
 // Enqueues the trial directly, or replays it as a CUDA graph captured at the first trial with
@@ -646,19 +658,24 @@ void CudaEngine<R>::accept() {
   // N(candidate) becomes the next step's first stage (at the next trial: the dense output of
   // this step still reads the stage rows as they are).
   fsal_pending_ = plan_.fsal_stage && !windowed;
-  compute_measures();
+  if (fsal_pending_) {
+    // The FSAL stage measured the candidate, now the solution, in the trial.
+    std::swap(measures_, candidate_measures_);
+    measures_stale_ = false;
+  } else {
+    compute_measures();
+  }
 }
 
 template <class R>
 void CudaEngine<R>::compute_measures() {
   upload_loaded();
+  const cuda::MeasureTarget t = measure_target(device_measures_.get());
   if (fused_) {
-    cuda::fused_measures<R>(y_.get(), omega_.get(), grid_.omega0(), grid_.dt(), kHbar, device_measures_.get(), m_, n_,
-                            stream_);
+    cuda::fused_measures<R>(y_.get(), t.omega, t.omega0, t.dt, t.hbar, t.out, m_, n_, stream_);
   } else {
     cuda::Fft<R>::complex(c2c_->get(), y_.get(), time_.get(), CUFFT_FORWARD);
-    cuda::measures<R>(y_.get(), time_.get(), omega_.get(), grid_.omega0(), grid_.dt(), kHbar, device_measures_.get(),
-                      m_, n_, stream_);
+    cuda::measures<R>(y_.get(), time_.get(), t.omega, t.omega0, t.dt, t.hbar, t.out, m_, n_, stream_);
   }
   check(cudaGetLastError(), "measures kernel");
   check(cudaMemcpyAsync(measures_.get(), device_measures_.get(), sizeof(double) * 4 * m_, cudaMemcpyDeviceToHost,

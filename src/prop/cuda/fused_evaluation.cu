@@ -15,7 +15,9 @@
 // thread holds one field's points at a time.
 //
 // The measures of an accepted step (fused_measures) take the same transform: one block per
-// member reads the spectrum once and finds the peak power in registers, with no time row.
+// member reads the spectrum once and finds the peak power in registers, with no time row. An
+// evaluation can also measure its stage input (StageOutput::measures: the FSAL stage's input is
+// the candidate), with the transform it makes anyway.
 //
 // The transforms are generated for sm_90 (CMake builds this file only for that architecture)
 // and sizes n = 2^10 … 2^13 (float32: … 2^12; see with_size).
@@ -66,6 +68,7 @@ struct Transforms {
   static_assert(same_layout<Forward>(points_per_thread) && same_layout<Inverse>(points_per_thread) &&
                     same_layout<HalfForward>(points_per_thread / 2) && same_layout<HalfInverse>(points_per_thread / 2),
                 "every transform shares one register layout: element j of thread t is point t + j·stride");
+  static_assert(workspace >= 4 * threads / 32 * sizeof(double), "the measures' reduction fits the workspace");
   /// Dynamic shared memory: the workspace, and with Raman a's row kept behind it.
   static constexpr unsigned shared_bytes(bool raman) { return workspace + (raman ? N * sizeof(Value) : 0u); }
 };
@@ -140,15 +143,26 @@ fused_evaluation_kernel(Combination<R> input, StageOutput<R> out, const int* gro
   const std::int64_t m = blockIdx.x;
   const int g = group[m];
   const R h = step_of(input);
+  const MeasureTarget& target = out.measures;
+  MeasureSums sums;  // of the stage input, where out.measures asks for them
   V a[T::Forward::storage_size];
 #pragma unroll
   for (unsigned j = 0; j < P; ++j) {
     const std::int64_t k = threadIdx.x + j * T::stride, i = m * N + k;
     const C<R> v = combine_at<R>(input, h, i, k, g);
     if (out.input) out.input[i] = v;
+    if (target.out) sums.add_spectral(power(v), target.omega[k], target.omega0);
     a[j] = V{v.x, v.y};
   }
   typename T::Forward().execute(a, shared);  // a = n·A
+  if (target.out) {
+#pragma unroll
+    for (unsigned j = 0; j < P; ++j) sums.add_temporal(power(a[j]));
+    // The workspace serves the reduction (its first barrier frees it; the next user of the
+    // workspace starts with a barrier).
+    sums.store<T::threads>(reinterpret_cast<double*>(shared), target.out + 4 * m, N, target.omega0, target.dt,
+                           target.hbar);
+  }
   [[maybe_unused]] R r[P];                   // the Raman term h_R ⊛ |a|² (unnormalised as a)
   if constexpr (Raman) {
     V* kept = reinterpret_cast<V*>(shared + T::workspace);
@@ -200,7 +214,6 @@ fused_measures_kernel(const C<R>* y, const double* omega, double omega0, double 
   for (unsigned j = 0; j < T::points_per_thread; ++j)
     sums.add_temporal(power(a[j]));
   // The transform's workspace serves the reduction (store's first barrier frees it).
-  static_assert(T::workspace >= T::threads / 32 * sizeof(double));
   sums.store<T::threads>(reinterpret_cast<double*>(shared), out + 4 * m, N, omega0, dt, hbar);
 }
 

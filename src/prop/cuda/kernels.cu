@@ -165,7 +165,7 @@ template <class R>
 __global__ void __launch_bounds__(kReduceThreads)
 measures_kernel(const C<R>* y, const C<R>* a, const double* omega, double omega0, double dt, double hbar,
                 double* out, std::int64_t n) {
-  __shared__ double shared[kReduceThreads / 32];
+  __shared__ double shared[4 * kReduceThreads / 32];
   const std::int64_t m = blockIdx.x;
   MeasureSums sums;
   for (std::int64_t k = threadIdx.x; k < n; k += blockDim.x) {

@@ -35,10 +35,19 @@ struct Combination {
   std::int64_t group_stride = 0;
 };
 
-/// Where an evaluation of N puts its results, each row optional (nullptr: not written): the
-/// stage input it evaluated, N, k = D ⊙ N with D the group's row of `k_exponential`, and the
-/// candidate `solution` + h·solution_weight·N (the last stage of a tableau whose solution
-/// takes that stage's N as a direct term: no pass of its own forms the candidate).
+/// Where the measures of rows go (measures.hpp's, as measures() computes them): out[4m ..] for
+/// member m, from the grid's ω (n values), ω0, dt and ħ.
+struct MeasureTarget {
+  double* out = nullptr;
+  const double* omega = nullptr;
+  double omega0 = 0, dt = 0, hbar = 0;
+};
+
+/// Where an evaluation of N puts its results, each optional (nullptr: not written): the stage
+/// input it evaluated, N, k = D ⊙ N with D the group's row of `k_exponential`, the candidate
+/// `solution` + h·solution_weight·N (the last stage of a tableau whose solution takes that
+/// stage's N as a direct term: no pass of its own forms the candidate), and the measures of the
+/// stage input (the FSAL stage's input is the candidate: the acceptance needs no transform).
 template <class R>
 struct StageOutput {
   C<R>* input = nullptr;
@@ -49,6 +58,7 @@ struct StageOutput {
   C<R>* candidate = nullptr;
   Combination<R> solution;  // the solution's other terms
   R solution_weight = 0;
+  MeasureTarget measures;
 };
 
 /// out[g, d, k] = e^{L[g, k]·x_d} for the exponents x_d (already times h), computed in double.

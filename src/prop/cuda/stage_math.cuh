@@ -126,19 +126,38 @@ struct MeasureSums {
   __device__ void add_temporal(double power) { peak = fmax(peak, power); }
 
   /// Reduces the sums over the block and writes out[0..3] = energy, photon number, peak
-  /// power, spectral centroid (thread 0), for rows of n points.
+  /// power, spectral centroid (thread 0), for rows of n points. The four sums are reduced
+  /// together (two barriers): `shared` holds 4·Threads/32 doubles and may be in use before
+  /// the call (the first barrier protects it).
   template <int Threads>
   __device__ void store(double* shared, double* out, std::int64_t n, double omega0, double dt, double hbar) {
-    const double nn = static_cast<double>(n);
-    const double t = block_reduce<Threads>(total, false, shared);
-    const double p = block_reduce<Threads>(photons, false, shared);
-    const double w = block_reduce<Threads>(weighted, false, shared);
-    const double q = block_reduce<Threads>(peak, true, shared);
-    if (threadIdx.x == 0) {
-      out[0] = t * dt / nn;
-      out[1] = p * dt / (nn * hbar);
-      out[2] = q / (nn * nn);
-      out[3] = t > 0 ? omega0 + w / t : omega0;
+    static_assert(Threads % 32 == 0 && Threads <= 1024);
+    constexpr int warps = Threads / 32;
+    double v[4] = {total, photons, weighted, peak};
+    const auto combine = [&v](int offset) {
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const double o = __shfl_down_sync(0xffffffffu, v[q], offset);
+        v[q] = q == 3 ? fmax(v[q], o) : v[q] + o;  // the peak is a maximum (of values ≥ 0)
+      }
+    };
+    for (int offset = 16; offset > 0; offset /= 2) combine(offset);
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    __syncthreads();
+    if (lane == 0)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) shared[q * warps + warp] = v[q];
+    __syncthreads();
+    if (warp != 0) return;
+#pragma unroll
+    for (int q = 0; q < 4; ++q) v[q] = lane < warps ? shared[q * warps + lane] : 0.0;
+    for (int offset = 16; offset > 0; offset /= 2) combine(offset);
+    if (lane == 0) {
+      const double nn = static_cast<double>(n);
+      out[0] = v[0] * dt / nn;
+      out[1] = v[1] * dt / (nn * hbar);
+      out[2] = v[3] / (nn * nn);
+      out[3] = v[0] > 0 ? omega0 + v[2] / v[0] : omega0;
     }
   }
 };
