@@ -94,12 +94,12 @@ class Event {
 };
 
 std::int64_t rows_per_member(const StagePlan& plan, bool fused) {
-  // y, candidate, time samples; N_j and k_j per stage; exponentials (one per exponent
+  // y, candidate, A_I, time samples; N_j and k_j per stage; exponentials (one per exponent
   // plus the dense output's) and physics (L: 1, γs: ½, H_R: ½, windows: 1) per group, counted
   // per member; cuFFT's work area (1); the planes on their way to the host (2). The fused path
   // needs the time row and work area for time windows only; they are counted all the same. The
   // cuFFT path also needs the stage input and the intensity with its half spectrum (1 each).
-  const std::int64_t rows = 3 + 2 * plan.stages + static_cast<std::int64_t>(plan.deltas.size()) + 1 + 3 + 1 + 2;
+  const std::int64_t rows = 4 + 2 * plan.stages + static_cast<std::int64_t>(plan.deltas.size()) + 1 + 3 + 1 + 2;
   return fused ? rows : rows + 2;
 }
 
@@ -164,13 +164,6 @@ class CudaEngine final : public Engine {
   const Cx* exponential(int index) const { return exponentials_.get() + index * n_; }
   std::int64_t exponential_stride() const { return static_cast<std::int64_t>(plan_.deltas.size()) * n_; }
   cuda::Combination<R> combination(const StagePlan::Consumer& c) const;
-  /// Makes Ã_n in `row` the combination's A_I = D(σh) Ã_n, formed where it is read.
-  void set_step_start(cuda::Combination<R>& c, const Cx* row) const {
-    c.frame_y0 = row;
-    if (plan_.frame_exponential < 0) return;
-    c.frame_y0_factor = exponential(plan_.frame_exponential);
-    c.factor_stride = exponential_stride();
-  }
   cuda::StageOutput<R> stage_output(int stage, Cx* input) const;
   void combine(const cuda::Combination<R>& c, Cx* out);
   void update_exponentials(double h);
@@ -210,7 +203,7 @@ class CudaEngine final : public Engine {
   DeviceArray<Cx> dense_exponential_;
   DeviceArray<double> omega_;
   // Rows (members × n)
-  DeviceArray<Cx> y_, candidate_, input_, time_, stage_values_, k_values_;
+  DeviceArray<Cx> y_, candidate_, frame_, input_, time_, stage_values_, k_values_;
   std::vector<Cx*> n_rows_, k_rows_;  // per stage
   DeviceArray<R> intensity_;
   DeviceArray<Cx> half_spectrum_;
@@ -360,7 +353,7 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, const Cuda
   omega_ = DeviceArray<double>(n_);
   omega_.upload(grid_.omega());
 
-  for (DeviceArray<Cx>* rows : {&y_, &candidate_}) *rows = DeviceArray<Cx>(total());
+  for (DeviceArray<Cx>* rows : {&y_, &candidate_, &frame_}) *rows = DeviceArray<Cx>(total());
   if (!fused_) input_ = DeviceArray<Cx>(total());
   // The complex plan and its time row: the cuFFT path's evaluations and measures, and the
   // time windows on either path.
@@ -436,7 +429,7 @@ cuda::Combination<R> CudaEngine<R>::combination(const StagePlan::Consumer& c) co
   constexpr int kMax = cuda::Combination<R>::kMaxTerms;
   if (static_cast<int>(c.frame.size()) > kMax || static_cast<int>(c.direct.size()) > kMax)
     runtime_failure(kWhere, "a tableau with more than ", kMax, " stages in one combination");
-  if (c.frame_y0) set_step_start(out, y_.get());
+  if (c.frame_y0) out.frame_y0 = frame_.get();
   for (const auto& t : c.frame) {
     out.frame[out.frames] = k_row(t.stage);
     out.frame_weight[out.frames++] = static_cast<R>(t.weight);
@@ -562,6 +555,16 @@ template <class R>
 void CudaEngine<R>::enqueue_trial() {
   const int s = plan_.stages;
   const std::int64_t stride = exponential_stride();
+  // A_I = D(σh) Ã_n
+  cuda::Combination<R> a_i;
+  if (plan_.frame_exponential < 0) {
+    a_i.direct_y0 = y_.get();
+  } else {
+    a_i.frame_y0 = y_.get();
+    a_i.exponential = exponential(plan_.frame_exponential);
+    a_i.group_stride = stride;
+  }
+  combine(a_i, frame_.get());
   if (fsal_ready_) {
     // N_0 is the last step's N(candidate); k_0 = D(σh) N_0 for this step's h.
     const cuda::StageOutput<R> out = stage_output(0, nullptr);
@@ -754,7 +757,7 @@ void CudaEngine<R>::read_dense_output(double theta, std::span<Complex* const> ro
   // Ã(z_n + θh) = D((θ − σ)h)(A_I + h Σ_j w_j(θ) k_j)
   const auto w = tableau_.dense_weights(theta);
   cuda::Combination<R> c;
-  set_step_start(c, candidate_.get());  // Ã_n: accept() swapped it there
+  c.frame_y0 = frame_.get();
   for (int j = 0; j < plan_.stages; ++j) {
     const double wj = w[static_cast<std::size_t>(j)];
     if (wj == 0) continue;

@@ -16,17 +16,14 @@ template <> struct ComplexOf<float> { using type = float2; };
 template <class R> using C = typename ComplexOf<R>::type;
 
 
-/// A linear combination of rows at one node: D ⊙ (E ⊙ Y_f + h Σ_f w_f F_f) + Y_d + h Σ_d w_d G_d,
-/// with D and E the member group's exponential rows (none: 1), Y_f and Y_d optional rows of
-/// weight 1 (the step's start Ã_n; E = D(σh) takes it into the interaction frame where it is
-/// read, so no pass of its own forms A_I) and h read on the device from `step` (nullptr: 1), so
-/// that a captured trial replays for any step length.
+/// A linear combination of rows at one node: D ⊙ (Y_f + h Σ_f w_f F_f) + Y_d + h Σ_d w_d G_d,
+/// with D the member group's exponential row (none: 1), Y_f and Y_d optional rows of weight 1
+/// (the step's start, directly or in the interaction frame) and h read on the device from
+/// `step` (nullptr: 1), so that a captured trial replays for any step length.
 template <class R>
 struct Combination {
   static constexpr int kMaxTerms = 8;
   const C<R>* frame_y0 = nullptr;
-  const C<R>* frame_y0_factor = nullptr;  // E: group g's row at frame_y0_factor + g·factor_stride
-  std::int64_t factor_stride = 0;
   const C<R>* direct_y0 = nullptr;
   int frames = 0, directs = 0;
   const C<R>* frame[kMaxTerms];

@@ -41,10 +41,8 @@ __device__ __forceinline__ C<R> combine_at(const Combination<R>& c, R h, std::in
     acc.x *= h;
     acc.y *= h;
     if (c.frame_y0) {
-      C<R> v = c.frame_y0[i];
-      if (c.frame_y0_factor) v = mul<R>(v, c.frame_y0_factor[group * c.factor_stride + k]);
-      acc.x += v.x;
-      acc.y += v.y;
+      acc.x += c.frame_y0[i].x;
+      acc.y += c.frame_y0[i].y;
     }
     if (c.exponential) acc = mul<R>(acc, c.exponential[group * c.group_stride + k]);
   }
