@@ -145,7 +145,12 @@ def test_interrupt_saves_and_resume_refuses_another_recipe(tmp_path):
     out = tmp_path / "int"
     proc = subprocess.Popen([CLI, "prop", "run", recipe, "-o", str(out), "--quiet", "--no-plots"],
                             stderr=subprocess.PIPE, text=True)
-    time.sleep(2.5)
+    # The result file is written before the first step (setup takes about as long as the
+    # stepping, about 1.4 s here): interrupt shortly after it appears, not after a fixed time.
+    deadline = time.monotonic() + 60
+    while not (out / "short.h5").exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.3)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     if proc.returncode == 0:
