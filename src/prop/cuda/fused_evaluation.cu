@@ -94,12 +94,16 @@ __device__ void raman_convolution(R (&x)[Transforms<R, N>::points_per_thread], c
   V z[T::HalfForward::storage_size];
 #pragma unroll
   for (unsigned q = 0; q < Q; ++q) z[q] = packed[t + q * S];  // z_p = x_{2p} + i x_{2p+1}
-  __syncthreads();
-  typename T::HalfForward().execute(z, line);
-  __syncthreads();
+  // z transformed, then parked in the workspace, where every thread reads any point of it.
+  const auto transform_and_park = [&](auto transform) {
+    __syncthreads();  // the workspace is free
+    transform.execute(z, line);
+    __syncthreads();
 #pragma unroll
-  for (unsigned q = 0; q < Q; ++q) packed[t + q * S] = z[q];
-  __syncthreads();
+    for (unsigned q = 0; q < Q; ++q) packed[t + q * S] = z[q];
+    __syncthreads();
+  };
+  transform_and_park(typename T::HalfForward());
 #pragma unroll
   for (unsigned q = 0; q < Q; ++q) {
     const unsigned k = t + q * S;
@@ -122,12 +126,7 @@ __device__ void raman_convolution(R (&x)[Transforms<R, N>::points_per_thread], c
     const C<R> f = mul<R>(make<R>(-s, c), make<R>(yk.x - ym.x, yk.y - ym.y));
     z[q] = V{yk.x + ym.x + f.x, yk.y + ym.y + f.y};
   }
-  __syncthreads();
-  typename T::HalfInverse().execute(z, line);
-  __syncthreads();
-#pragma unroll
-  for (unsigned q = 0; q < Q; ++q) packed[t + q * S] = z[q];
-  __syncthreads();
+  transform_and_park(typename T::HalfInverse());
 #pragma unroll
   for (unsigned j = 0; j < T::points_per_thread; ++j) x[j] = reals[t + j * S];
 }

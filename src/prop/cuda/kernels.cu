@@ -116,12 +116,14 @@ template <class R>
 __global__ void __launch_bounds__(kReduceThreads)
 norms_kernel(Combination<R> error, bool estimated, const int* group, const C<R>* y0, const C<R>* y1,
              const int* kind, const double* rtol, const double* atol, double* out, std::int64_t n) {
-  __shared__ double shared[kReduceThreads / 32];
+  __shared__ double shared[5 * kReduceThreads / 32];
   const std::int64_t m = blockIdx.x;
   const int g = group[m], norm_kind = kind[m];
   const double rt = rtol[m], at = atol[m];
   const R h = step_of(error);
-  double e2 = 0, a2 = 0, b2 = 0, largest = 0, sum = 0;
+  // |y1|², and with an estimate |err|², |y0|², the largest and the sum of the squared scaled errors
+  double v[5] = {0, 0, 0, 0, 0};
+  double &b2 = v[0], &e2 = v[1], &a2 = v[2], &largest = v[3], &sum = v[4];
   for (std::int64_t k = threadIdx.x; k < n; k += blockDim.x) {
     const std::int64_t i = m * n + k;
     const double qa = power(y1[i]);
@@ -136,27 +138,15 @@ norms_kernel(Combination<R> error, bool estimated, const int* group, const C<R>*
     largest = fmax(largest, r);  // fmax drops a NaN: the sum below carries it
     sum += r * r;
   }
-  b2 = block_reduce<kReduceThreads>(b2, false, shared);
-  if (estimated) {
-    const double e2s = block_reduce<kReduceThreads>(e2, false, shared);
-    const double a2s = block_reduce<kReduceThreads>(a2, false, shared);
-    const double ls = block_reduce<kReduceThreads>(largest, true, shared);
-    const double ss = block_reduce<kReduceThreads>(sum, false, shared);
-    if (threadIdx.x == 0) {
-      double norm;
-      if (norm_kind == 0) {
-        norm = sqrt(e2s) / (rt * fmax(fmax(sqrt(a2s), sqrt(b2)), at));
-      } else if (!isfinite(ss)) {
-        norm = nan("");
-      } else {
-        norm = norm_kind == 1 ? ls : sqrt(ss / static_cast<double>(n));
-      }
-      out[2 * m] = norm;
-    }
-  } else if (threadIdx.x == 0) {
-    out[2 * m] = nan("");
-  }
-  if (threadIdx.x == 0) out[2 * m + 1] = isfinite(b2) ? 1.0 : 0.0;
+  block_reduce<kReduceThreads>(v, 1u << 3, shared);
+  if (threadIdx.x != 0) return;
+  double norm = nan("");  // without an estimate; max and rms also when the sum is not finite
+  if (estimated && norm_kind == 0)
+    norm = sqrt(e2) / (rt * fmax(fmax(sqrt(a2), sqrt(b2)), at));
+  else if (estimated && isfinite(sum))
+    norm = norm_kind == 1 ? largest : sqrt(sum / static_cast<double>(n));
+  out[2 * m] = norm;
+  out[2 * m + 1] = isfinite(b2) ? 1.0 : 0.0;
 }
 
 /// Per member m (one block each) the measures of measures.hpp from the spectrum y and the time

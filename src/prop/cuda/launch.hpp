@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <initializer_list>
 
 namespace lockstep::prop::cuda {
 
@@ -60,6 +61,30 @@ struct StageOutput {
   R solution_weight = 0;
   MeasureTarget measures;
 };
+
+/// The members from `first` on of a combination whose rows hold n points per member: every row
+/// pointer moved on by `first` rows (the exponentials are per group and stay), so that a kernel
+/// over those members sees them as members 0, 1, ….
+template <class R>
+Combination<R> from_member(Combination<R> c, std::int64_t first, std::int64_t n) {
+  const std::int64_t offset = first * n;
+  if (c.frame_y0) c.frame_y0 += offset;
+  if (c.direct_y0) c.direct_y0 += offset;
+  for (int t = 0; t < c.frames; ++t) c.frame[t] += offset;
+  for (int t = 0; t < c.directs; ++t) c.direct[t] += offset;
+  return c;
+}
+
+/// The same for the rows (and measures) an evaluation writes.
+template <class R>
+StageOutput<R> from_member(StageOutput<R> s, std::int64_t first, std::int64_t n) {
+  const std::int64_t offset = first * n;
+  for (C<R>** row : {&s.input, &s.n, &s.k, &s.candidate})
+    if (*row) *row += offset;
+  s.solution = from_member(s.solution, first, n);
+  if (s.measures.out) s.measures.out += 4 * first;
+  return s;
+}
 
 /// out[g, d, k] = e^{L[g, k]·x_d} for the exponents x_d (already times h), computed in double.
 struct Exponents {
