@@ -98,9 +98,12 @@ std::int64_t rows_per_member(const StagePlan& plan, bool fused) {
   // plus the dense output's) and physics (L: 1, γs: ½, H_R: ½, windows: 1) per group, counted
   // per member; cuFFT's work area (1); the planes on their way to the host (2). The fused path
   // needs the time row and work area for time windows only; they are counted all the same. The
-  // cuFFT path also needs the stage input and the intensity with its half spectrum (1 each).
+  // cuFFT path also needs the stage input and the intensity with its half spectrum (1 each);
+  // the fused path with an FSAL stage and an error estimate the partial estimate (1).
   const std::int64_t rows = 4 + 2 * plan.stages + static_cast<std::int64_t>(plan.deltas.size()) + 1 + 3 + 1 + 2;
-  return fused ? rows : rows + 2;
+  const bool estimated = plan.error.has_frame() || !plan.error.direct.empty();
+  if (fused) return plan.fsal_stage && estimated ? rows + 1 : rows;
+  return rows + 2;
 }
 
 template <class R>
@@ -243,6 +246,13 @@ class CudaEngine final : public Engine {
   // the candidate (StageOutput::candidate); otherwise empty and a pass of its own forms it.
   std::optional<StagePlan::Consumer> solution_rest_;
   double solution_last_weight_ = 0;
+  // On the fused path with an FSAL stage and an error estimate: the estimate's other terms and
+  // the FSAL stage's weight, so that the FSAL evaluation forms the error norm
+  // (cuda::ErrorTarget, its partial estimate parked in error_); otherwise empty and a pass of
+  // its own (cuda::norms) does.
+  std::optional<StagePlan::Consumer> error_rest_;
+  double error_fsal_weight_ = 0;
+  DeviceArray<Cx> error_;
 
   double cached_h_ = std::numeric_limits<double>::quiet_NaN(), trial_h_ = 0;
   bool fsal_ready_ = false, fsal_pending_ = false, measures_stale_ = true;
@@ -262,8 +272,8 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, const Cuda
   if (static_cast<int>(plan_.deltas.size()) > cuda::Exponents::kMax)
     invalid_argument(kWhere, tableau.name, " needs more exponentials than the engine supports");
   const int s = plan_.stages;
+  const auto is_last = [s](const StagePlan::Term& t) { return t.stage == s - 1; };
   if (!plan_.fsal_stage && s > 1) {
-    const auto is_last = [s](const StagePlan::Term& t) { return t.stage == s - 1; };
     const auto& direct = plan_.solution.direct;
     if (std::count_if(direct.begin(), direct.end(), is_last) == 1 &&
         std::none_of(plan_.solution.frame.begin(), plan_.solution.frame.end(), is_last)) {
@@ -273,6 +283,16 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, const Cuda
       rest.direct.erase(last);
       solution_rest_ = std::move(rest);
     }
+  }
+  if (fused_ && plan_.fsal_stage && tableau.has_error_estimate()) {
+    // The FSAL stage sits at the error's node (c = 1): its term, if any, is a direct one.
+    StagePlan::Consumer rest = plan_.error;
+    const auto last = std::find_if(rest.direct.begin(), rest.direct.end(), is_last);
+    if (last != rest.direct.end()) {
+      error_fsal_weight_ = last->weight;
+      rest.direct.erase(last);
+    }
+    error_rest_ = std::move(rest);
   }
   // Physics per member, grouped by equal arrays (a shot-noise ensemble is one group).
   const std::vector<MemberPhysics>& physics = batch.physics;
@@ -386,6 +406,7 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, const Cuda
 
   for (DeviceArray<Cx>* rows : {&y_, &candidate_, &frame_}) *rows = DeviceArray<Cx>(total());
   if (!fused_) input_ = DeviceArray<Cx>(total());
+  if (error_rest_) error_ = DeviceArray<Cx>(total());
   // The complex plan and its time row: the cuFFT path's evaluations and measures, and the
   // time windows on either path.
   if (!fused_ || time_windows_) {
@@ -649,9 +670,13 @@ void CudaEngine<R>::enqueue_trial(const Range& range) {
       out.solution_weight = static_cast<R>(solution_last_weight_);
     }
     if (is_fsal && fsal_carries_) out.measures = measure_target(device_candidate_measures_.get());
+    if (is_fsal && error_rest_)
+      out.error = {device_norms_.get(), combination(*error_rest_), static_cast<R>(error_fsal_weight_), error_.get(),
+                   y_.get(), candidate_.get(), norm_kind_.get(), rtol_.get(), atol_.get()};
     evaluate(combination(is_fsal ? plan_.solution : plan_.stage_inputs[static_cast<std::size_t>(i)]), out, range);
   }
   if (!plan_.fsal_stage && !solution_rest_) combine(combination(plan_.solution), candidate_.get(), range);
+  if (error_rest_) return;  // the FSAL evaluation formed the norms
   const bool estimated = tableau_.has_error_estimate();
   const cuda::Combination<R> error = estimated ? combination(plan_.error) : cuda::Combination<R>{};
   const std::int64_t f = range.first, row = f * n_;

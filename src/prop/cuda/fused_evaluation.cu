@@ -68,7 +68,7 @@ struct Transforms {
   static_assert(same_layout<Forward>(points_per_thread) && same_layout<Inverse>(points_per_thread) &&
                     same_layout<HalfForward>(points_per_thread / 2) && same_layout<HalfInverse>(points_per_thread / 2),
                 "every transform shares one register layout: element j of thread t is point t + j·stride");
-  static_assert(workspace >= 4 * threads / 32 * sizeof(double), "the measures' reduction fits the workspace");
+  static_assert(workspace >= 5 * threads / 32 * sizeof(double), "the block reductions fit the workspace");
   /// Dynamic shared memory: the workspace, and with Raman a's row kept behind it.
   static constexpr unsigned shared_bytes(bool raman) { return workspace + (raman ? N * sizeof(Value) : 0u); }
 };
@@ -144,6 +144,8 @@ fused_evaluation_kernel(Combination<R> input, StageOutput<R> out, const int* gro
   const R h = step_of(input);
   const MeasureTarget& target = out.measures;
   MeasureSums sums;  // of the stage input, where out.measures asks for them
+  const ErrorTarget<R>& error = out.error;
+  NormSums norm;  // where out.error asks for it: the input is y1
   V a[T::Forward::storage_size];
 #pragma unroll
   for (unsigned j = 0; j < P; ++j) {
@@ -151,6 +153,11 @@ fused_evaluation_kernel(Combination<R> input, StageOutput<R> out, const int* gro
     const C<R> v = combine_at<R>(input, h, i, k, g);
     if (out.input) out.input[i] = v;
     if (target.out) sums.add_spectral(power(v), target.omega[k], target.omega0);
+    if (error.out) {
+      // The partial estimate reads the rows the input just read (in L1).
+      error.scratch[i] = combine_at<R>(error.partial, h, i, k, g);
+      norm.add_ends(power(error.y0[i]), power(v));
+    }
     a[j] = V{v.x, v.y};
   }
   typename T::Forward().execute(a, shared);  // a = n·A
@@ -183,11 +190,25 @@ fused_evaluation_kernel(Combination<R> input, StageOutput<R> out, const int* gro
   __syncthreads();
   typename T::Inverse().execute(a, shared);
   const R* gs = gamma_shock + g * std::int64_t{N};
+  // The point-wise scaled error (max and rms) rereads y0 and y1, the thread's own points.
+  const int kind = error.out ? error.kind[m] : 0;
+  const double rt = error.out ? error.rtol[m] : 0, at = error.out ? error.atol[m] : 0;
+  const R hw = h * error.fsal_weight;
 #pragma unroll
   for (unsigned j = 0; j < P; ++j) {
     const std::int64_t k = threadIdx.x + j * T::stride, i = m * N + k;
-    store_stage<R>(out, times_i<R>(make<R>(a[j].x, a[j].y), gs[k]), i, k, g);
+    const C<R> n = times_i<R>(make<R>(a[j].x, a[j].y), gs[k]);
+    store_stage<R>(out, n, i, k, g);
+    if (error.out) {
+      const C<R> p = error.scratch[i];
+      const double e = power(make<R>(p.x + hw * n.x, p.y + hw * n.y));
+      norm.error += e;
+      if (kind != 0) norm.add_scaled(e, power(error.y0[i]), power(error.y1[i]), rt, at);
+    }
   }
+  // The workspace serves the reduction (its first barrier frees it).
+  if (error.out)
+    norm.store<T::threads>(reinterpret_cast<double*>(shared), true, kind, rt, at, N, error.out + 2 * m);
 }
 
 // measures_kernel (kernels.cu) without the time row: the block reads its member's spectrum

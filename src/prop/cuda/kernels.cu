@@ -118,35 +118,23 @@ norms_kernel(Combination<R> error, bool estimated, const int* group, const C<R>*
              const int* kind, const double* rtol, const double* atol, double* out, std::int64_t n) {
   __shared__ double shared[5 * kReduceThreads / 32];
   const std::int64_t m = blockIdx.x;
-  const int g = group[m], norm_kind = kind[m];
+  const int g = group[m];
   const double rt = rtol[m], at = atol[m];
   const R h = step_of(error);
-  // |y1|², and with an estimate |err|², |y0|², the largest and the sum of the squared scaled errors
-  double v[5] = {0, 0, 0, 0, 0};
-  double &b2 = v[0], &e2 = v[1], &a2 = v[2], &largest = v[3], &sum = v[4];
+  NormSums sums;
   for (std::int64_t k = threadIdx.x; k < n; k += blockDim.x) {
     const std::int64_t i = m * n + k;
-    const double qa = power(y1[i]);
-    b2 += qa;
-    if (!estimated) continue;
-    const double pa = power(y0[i]);
-    const C<R> e = combine_at<R>(error, h, i, k, g);
-    const double ea = power(e);
-    e2 += ea;
-    a2 += pa;
-    const double r = sqrt(ea) / (at + rt * fmax(sqrt(pa), sqrt(qa)));
-    largest = fmax(largest, r);  // fmax drops a NaN: the sum below carries it
-    sum += r * r;
+    const double q = power(y1[i]);
+    if (!estimated) {
+      sums.candidate += q;
+      continue;
+    }
+    const double p = power(y0[i]), e = power(combine_at<R>(error, h, i, k, g));
+    sums.add_ends(p, q);
+    sums.error += e;
+    sums.add_scaled(e, p, q, rt, at);
   }
-  block_reduce<kReduceThreads>(v, 1u << 3, shared);
-  if (threadIdx.x != 0) return;
-  double norm = nan("");  // without an estimate; max and rms also when the sum is not finite
-  if (estimated && norm_kind == 0)
-    norm = sqrt(e2) / (rt * fmax(fmax(sqrt(a2), sqrt(b2)), at));
-  else if (estimated && isfinite(sum))
-    norm = norm_kind == 1 ? largest : sqrt(sum / static_cast<double>(n));
-  out[2 * m] = norm;
-  out[2 * m + 1] = isfinite(b2) ? 1.0 : 0.0;
+  sums.store<kReduceThreads>(shared, estimated, kind[m], rt, at, n, out + 2 * m);
 }
 
 /// Per member m (one block each) the measures of measures.hpp from the spectrum y and the time

@@ -118,6 +118,43 @@ __device__ inline void block_reduce(double (&v)[Count], unsigned maxima, double*
   for (int offset = 16; offset > 0; offset /= 2) combine(offset);
 }
 
+/// One member's sums behind controller.hpp's error norms, accumulated point by point in each
+/// thread: |y1|² of the candidate y1 (its finiteness), and with an estimate |y0|² and |err|²
+/// (the weak norm) and the point's scaled error |err| / (atol + rtol·max(|y0|, |y1|)) (max and
+/// rms).
+struct NormSums {
+  double candidate = 0, error = 0, start = 0, largest = 0, scaled = 0;
+
+  __device__ void add_ends(double y0, double y1) {
+    start += y0;
+    candidate += y1;
+  }
+  __device__ void add_scaled(double err, double y0, double y1, double rtol, double atol) {
+    const double r = sqrt(err) / (atol + rtol * fmax(sqrt(y0), sqrt(y1)));
+    largest = fmax(largest, r);  // fmax drops a NaN: the sum below carries it
+    scaled += r * r;
+  }
+
+  /// Reduces the sums over the block and writes out[0] = the norm of `kind` (ErrorNorm as int;
+  /// NaN without an estimate, and for max and rms when the sum is not finite), out[1] = 1 if
+  /// the candidate is finite, else 0 (thread 0), for rows of n points. `shared` holds
+  /// 5·Threads/32 doubles and may be in use before the call (block_reduce).
+  template <int Threads>
+  __device__ void store(double* shared, bool estimated, int kind, double rtol, double atol, std::int64_t n,
+                        double* out) {
+    double v[5] = {candidate, error, start, largest, scaled};
+    block_reduce<Threads>(v, 1u << 3, shared);
+    if (threadIdx.x != 0) return;
+    double norm = nan("");
+    if (estimated && kind == 0)
+      norm = sqrt(v[1]) / (rtol * fmax(fmax(sqrt(v[2]), sqrt(v[0])), atol));
+    else if (estimated && isfinite(v[4]))
+      norm = kind == 1 ? v[3] : sqrt(v[4] / static_cast<double>(n));
+    out[0] = norm;
+    out[1] = isfinite(v[0]) ? 1.0 : 0.0;
+  }
+};
+
 /// One member's sums behind measures.hpp's measures, accumulated point by point in each
 /// thread: the spectral ones from |Ã_k|², the peak from the time samples |a_j|² (a = n·A).
 struct MeasureSums {

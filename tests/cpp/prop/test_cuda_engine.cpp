@@ -11,6 +11,7 @@
 #include <complex>
 #include <cstdio>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "lockstep/core/backend.hpp"
@@ -211,6 +212,32 @@ TEST(CudaEngine, RefusesFewerThanOneLane) {
   Batch b(mixed_configs(lp::Scheme::rk4ip));
   EXPECT_THROW(lp::make_cuda_engine(b.pointers, lp::tableau(lp::Scheme::rk4ip), DType::f64, {true, true, 0}),
                std::invalid_argument);
+}
+
+// A member whose start holds a NaN: its candidate is not finite and its norm NaN, on every
+// path (the FSAL evaluation forms the norms on the fused one), while the others' stay finite.
+TEST(CudaEngine, FlagsANonFiniteCandidate) {
+  for (const lp::Scheme scheme : {lp::Scheme::dp54ip, lp::Scheme::erk43ip, lp::Scheme::rk4ip}) {
+    for (const bool fused : {false, true}) {
+      SCOPED_TRACE(std::string(lp::tableau(scheme).name) + (fused ? ", fused" : ", cuFFT path"));
+      Batch b(mixed_configs(scheme, false));
+      b.spectra[2][17] = Complex(std::nan(""), 0);
+      auto cuda = lp::make_gnlse_engine(b.pointers, lp::tableau(scheme),
+                                        {lockstep::Device::cuda, DType::f64, 0, {true, fused, 2}});
+      for (std::size_t i = 0; i < b.configs.size(); ++i)
+        cuda->load(static_cast<std::int64_t>(i), b.spectra[i].data(), b.control(i));
+      for (const double h : {2e-4, 2e-4}) {  // the second trial starts from the FSAL stage
+        cuda->trial(h, lp::Evaluation::batched);
+        for (std::int64_t i = 0; i < cuda->members(); ++i) {
+          EXPECT_EQ(cuda->finite(i), i != 2) << "member " << i;
+          if (i == 2) {
+            EXPECT_TRUE(std::isnan(cuda->norm(i)));
+          }
+        }
+        cuda->accept();
+      }
+    }
+  }
 }
 
 lp::Member dudley_member(const lp::Config& c) { return lp::Member(c, lp::initial_spectrum(c.pulse, lp::Grid(c.grid))); }
