@@ -17,7 +17,8 @@
 // The measures of an accepted step (fused_measures) take the same transform: one block per
 // member reads the spectrum once and finds the peak power in registers, with no time row. An
 // evaluation can also measure its stage input (StageOutput::measures: the FSAL stage's input is
-// the candidate), with the transform it makes anyway.
+// the candidate), with the transform it makes anyway, and form the error norm (StageOutput::error:
+// the FSAL stage's N completes the estimate whose other terms its input already read).
 //
 // The transforms are generated for sm_90 (CMake builds this file only for that architecture)
 // and sizes n = 2^10 … 2^13 (float32: … 2^12; see with_size).
