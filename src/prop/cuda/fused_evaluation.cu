@@ -132,8 +132,10 @@ __device__ void raman_convolution(R (&x)[Transforms<R, N>::points_per_thread], c
   for (unsigned j = 0; j < T::points_per_thread; ++j) x[j] = reals[t + j * S];
 }
 
-template <class R, unsigned N, bool Raman>
-__global__ void __launch_bounds__(Transforms<R, N>::threads)
+// Norm: out.error is set (a template parameter, so that the other evaluations keep the
+// registers the norm's code would take: at 2^13 float64 points they already spill).
+template <class R, unsigned N, bool Raman, bool Norm>
+__global__ void __launch_bounds__(Transforms<R, N>::threads, 1)
 fused_evaluation_kernel(Combination<R> input, StageOutput<R> out, const int* group, const C<R>* response,
                         const R* gamma_shock, const R* kerr, const R* raman) {
   using T = Transforms<R, N>;
@@ -145,8 +147,6 @@ fused_evaluation_kernel(Combination<R> input, StageOutput<R> out, const int* gro
   const R h = step_of(input);
   const MeasureTarget& target = out.measures;
   MeasureSums sums;  // of the stage input, where out.measures asks for them
-  const ErrorTarget<R>& error = out.error;
-  NormSums norm;  // where out.error asks for it: the input is y1
   V a[T::Forward::storage_size];
 #pragma unroll
   for (unsigned j = 0; j < P; ++j) {
@@ -154,11 +154,8 @@ fused_evaluation_kernel(Combination<R> input, StageOutput<R> out, const int* gro
     const C<R> v = combine_at<R>(input, h, i, k, g);
     if (out.input) out.input[i] = v;
     if (target.out) sums.add_spectral(power(v), target.omega[k], target.omega0);
-    if (error.out) {
-      // The partial estimate reads the rows the input just read (in L1).
-      error.scratch[i] = combine_at<R>(error.partial, h, i, k, g);
-      norm.add_ends(power(error.y0[i]), power(v));
-    }
+    // The partial estimate reads the rows the input just read (in L1).
+    if constexpr (Norm) out.error.scratch[i] = combine_at<R>(out.error.partial, h, i, k, g);
     a[j] = V{v.x, v.y};
   }
   typename T::Forward().execute(a, shared);  // a = n·A
@@ -191,25 +188,33 @@ fused_evaluation_kernel(Combination<R> input, StageOutput<R> out, const int* gro
   __syncthreads();
   typename T::Inverse().execute(a, shared);
   const R* gs = gamma_shock + g * std::int64_t{N};
-  // The point-wise scaled error (max and rms) rereads y0 and y1, the thread's own points.
-  const int kind = error.out ? error.kind[m] : 0;
-  const double rt = error.out ? error.rtol[m] : 0, at = error.out ? error.atol[m] : 0;
-  const R hw = h * error.fsal_weight;
 #pragma unroll
   for (unsigned j = 0; j < P; ++j) {
     const std::int64_t k = threadIdx.x + j * T::stride, i = m * N + k;
-    const C<R> n = times_i<R>(make<R>(a[j].x, a[j].y), gs[k]);
-    store_stage<R>(out, n, i, k, g);
-    if (error.out) {
-      const C<R> p = error.scratch[i];
-      const double e = power(make<R>(p.x + hw * n.x, p.y + hw * n.y));
-      norm.error += e;
-      if (kind != 0) norm.add_scaled(e, power(error.y0[i]), power(error.y1[i]), rt, at);
-    }
+    store_stage<R>(out, times_i<R>(make<R>(a[j].x, a[j].y), gs[k]), i, k, g);
   }
-  // The workspace serves the reduction (its first barrier frees it).
-  if (error.out)
+  if constexpr (Norm) {
+    // After the stores, from rows (the thread's own points, N and y1 just written, the partial
+    // estimate parked in the prologue): nothing of the norm lives across the transforms, whose
+    // registers at 2^13 float64 points are already short.
+    const ErrorTarget<R>& error = out.error;
+    const R hw = h * error.fsal_weight;
+    const int kind = error.kind[m];
+    const double rt = error.rtol[m], at = error.atol[m];
+    NormSums norm;
+#pragma unroll
+    for (unsigned j = 0; j < P; ++j) {
+      const std::int64_t i = m * N + threadIdx.x + j * T::stride;
+      const C<R> n = out.n[i], p = error.scratch[i];
+      const double e = power(make<R>(p.x + hw * n.x, p.y + hw * n.y)), y0 = power(error.y0[i]),
+                   y1 = power(error.y1[i]);
+      norm.add_ends(y0, y1);
+      norm.error += e;
+      if (kind != 0) norm.add_scaled(e, y0, y1, rt, at);
+    }
+    // The workspace serves the reduction (its first barrier frees it).
     norm.store<T::threads>(reinterpret_cast<double*>(shared), true, kind, rt, at, N, error.out + 2 * m);
+  }
 }
 
 // measures_kernel (kernels.cu) without the time row: the block reads its member's spectrum
@@ -278,15 +283,16 @@ void prepare_fused_evaluation(std::int64_t n) {
   const bool known = with_size<R>(n, [](auto size) {
     constexpr unsigned N = decltype(size)::value;
     using T = Transforms<R, N>;
-    check(cudaFuncSetAttribute(fused_evaluation_kernel<R, N, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               static_cast<int>(T::shared_bytes(false))),
-          "cudaFuncSetAttribute");
-    check(cudaFuncSetAttribute(fused_evaluation_kernel<R, N, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               static_cast<int>(T::shared_bytes(true))),
-          "cudaFuncSetAttribute");
-    check(cudaFuncSetAttribute(fused_measures_kernel<R, N>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               static_cast<int>(T::shared_bytes(false))),
-          "cudaFuncSetAttribute");
+    const auto allow = [](auto kernel, bool raman) {
+      check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 static_cast<int>(T::shared_bytes(raman))),
+            "cudaFuncSetAttribute");
+    };
+    allow(fused_evaluation_kernel<R, N, false, false>, false);
+    allow(fused_evaluation_kernel<R, N, false, true>, false);
+    allow(fused_evaluation_kernel<R, N, true, false>, true);
+    allow(fused_evaluation_kernel<R, N, true, true>, true);
+    allow(fused_measures_kernel<R, N>, false);
   });
   if (!known) invalid_argument("prop.cuda_fused", "no fused evaluation of N for ", n, " points");
 }
@@ -298,13 +304,16 @@ void fused_evaluation(const Combination<R>& input, const StageOutput<R>& out, co
   const bool known = with_size<R>(n, [&](auto size) {
     constexpr unsigned N = decltype(size)::value;
     using T = Transforms<R, N>;
-    const auto blocks = static_cast<unsigned>(rows);
+    const auto launch = [&](auto kernel, bool with_raman) {
+      kernel<<<static_cast<unsigned>(rows), T::threads, T::shared_bytes(with_raman), stream>>>(
+          input, out, group, raman_response, gamma_shock, kerr, raman);
+    };
+    const bool norm = out.error.out != nullptr;
     if (raman_response)
-      fused_evaluation_kernel<R, N, true><<<blocks, T::threads, T::shared_bytes(true), stream>>>(
-          input, out, group, raman_response, gamma_shock, kerr, raman);
+      norm ? launch(fused_evaluation_kernel<R, N, true, true>, true) : launch(fused_evaluation_kernel<R, N, true, false>, true);
     else
-      fused_evaluation_kernel<R, N, false><<<blocks, T::threads, T::shared_bytes(false), stream>>>(
-          input, out, group, raman_response, gamma_shock, kerr, raman);
+      norm ? launch(fused_evaluation_kernel<R, N, false, true>, false)
+           : launch(fused_evaluation_kernel<R, N, false, false>, false);
   });
   if (!known) invalid_argument("prop.cuda_fused", "no fused evaluation of N for ", n, " points");
 }
