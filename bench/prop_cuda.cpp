@@ -2,7 +2,9 @@
 // fixed RK4IP schedule and adaptive DP5(4)-IP, for several batch sizes, with each trial
 // replayed as a CUDA graph ("graph"), launched kernel by kernel ("launches") and, where the
 // build has it, with each evaluation of N fused into one kernel, replayed ("fused") or launched
-// kernel by kernel ("fused-launches", for profilers that see launches only):
+// kernel by kernel ("fused-launches", for profilers that see launches only), the fused trial
+// as one range of members or four instead of the default two lanes ("fused-lanes1",
+// "fused-lanes4", CudaOptions::lanes):
 // member-steps per second, the time the same transforms take alone (the floor: batched cuFFT
 // plans made as the engine makes them, timed with CUDA events) and the ratio floor / measured.
 // Also the float32 error against float64 on the whole Dudley case.
@@ -106,15 +108,15 @@ FftTimes time_transforms(std::int64_t n, std::int64_t members) {
   return t;
 }
 
-// How the engine launches a trial: replayed as a CUDA graph or kernel by kernel.
+// How the engine launches a trial: replayed as a CUDA graph or kernel by kernel, on which path,
+// in how many lanes.
 struct Variant {
   const char* name;
   lp::CudaOptions options;
 };
-constexpr Variant kVariants[] = {{"graph", {true, false}},
-                                  {"launches", {false, false}},
-                                  {"fused", {true, true}},
-                                  {"fused-launches", {false, true}}};
+constexpr Variant kVariants[] = {{"graph", {true, false}},         {"launches", {false, false}},
+                                  {"fused", {true, true}},          {"fused-launches", {false, true}},
+                                  {"fused-lanes1", {true, true, 1}}, {"fused-lanes4", {true, true, 4}}};
 
 // Times `steps` accepted steps of `members` members after two warm-up steps.
 std::string time_scheme(const char* name, lp::Scheme scheme, std::int64_t members, std::int64_t steps,
@@ -207,7 +209,9 @@ int main(int argc, char** argv) {
   }
   for (const std::string& name : variants)
     if (std::none_of(std::begin(kVariants), std::end(kVariants), [&](const Variant& v) { return name == v.name; })) {
-      std::fprintf(stderr, "prop_cuda_bench: unknown variant '%s' (graph, launches, fused or fused-launches)\n", name.c_str());
+      std::fprintf(stderr, "prop_cuda_bench: unknown variant '%s'; known:", name.c_str());
+      for (const Variant& v : kVariants) std::fprintf(stderr, " %s", v.name);
+      std::fprintf(stderr, "\n");
       return 2;
     }
   cudaDeviceProp prop{};

@@ -16,7 +16,11 @@
 // Where the build has it for the grid (CudaOptions::fused_evaluation, the default), each
 // evaluation of N is instead one kernel: a thread block per member forms the stage input, and
 // transforms, multiplies and transforms back in registers and shared memory with cuFFTDx
-// (cuda/fused_evaluation.cu); the measures of an accepted step are one such kernel too.
+// (cuda/fused_evaluation.cu); the measures of an accepted step are one such kernel too. With an
+// FSAL stage and an error estimate, the FSAL evaluation, whose input is the candidate, also forms
+// each member's error norm, so no reduction pass rereads the stage rows. The members split into
+// CudaOptions::lanes contiguous ranges whose trials run on streams of their own (branches of the
+// one captured graph), so that one range's memory-bound passes run beside another's evaluations.
 //
 // Precision: float64 by default; float32 (the same kernels and cuFFT's single-precision plans;
 // exponentials and reductions still in double) as an option.

@@ -35,6 +35,13 @@ struct CudaOptions {
   /// cuda_fused_evaluation_available); elsewhere, and with false, cuFFT's batched transforms
   /// and element-wise kernels.
   bool fused_evaluation = true;
+  /// With the fused evaluation: the batch split into this many contiguous ranges of members
+  /// (at most one per member), each range's trial on a stream of its own (branches of the
+  /// captured graph), so that one range's streaming passes (the frame, k_0, the error norms)
+  /// run beside another's evaluations. The evaluation kernel fills a multiprocessor's
+  /// registers with one member and keeps little memory traffic in flight; the passes are
+  /// memory-bound. 1: the whole batch as one range.
+  int lanes = 2;
 };
 
 /// Which engine runs a batch of GNLSE members, and how (make_gnlse_engine, physics_problem.hpp).

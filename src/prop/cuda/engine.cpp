@@ -98,9 +98,12 @@ std::int64_t rows_per_member(const StagePlan& plan, bool fused) {
   // plus the dense output's) and physics (L: 1, γs: ½, H_R: ½, windows: 1) per group, counted
   // per member; cuFFT's work area (1); the planes on their way to the host (2). The fused path
   // needs the time row and work area for time windows only; they are counted all the same. The
-  // cuFFT path also needs the stage input and the intensity with its half spectrum (1 each).
+  // cuFFT path also needs the stage input and the intensity with its half spectrum (1 each);
+  // the fused path with an FSAL stage and an error estimate the partial estimate (1).
   const std::int64_t rows = 4 + 2 * plan.stages + static_cast<std::int64_t>(plan.deltas.size()) + 1 + 3 + 1 + 2;
-  return fused ? rows : rows + 2;
+  const bool estimated = plan.error.has_frame() || !plan.error.direct.empty();
+  if (fused) return plan.fsal_stage && estimated ? rows + 1 : rows;
+  return rows + 2;
 }
 
 template <class R>
@@ -113,6 +116,7 @@ class CudaEngine final : public Engine {
   ~CudaEngine() override {
     cudaStreamSynchronize(copy_stream_);  // host functions still write rows from the slots
     for (const CapturedTrial& g : graphs_) cudaGraphExecDestroy(g.exec);
+    for (const auto& lane : lanes_) cudaStreamDestroy(lane->range.stream);
     cudaStreamDestroy(copy_stream_);
     cudaStreamDestroy(stream_);
   }
@@ -143,6 +147,17 @@ class CudaEngine final : public Engine {
     std::int64_t n = 0;
     static void CUDART_CB write_rows(void* slot);
   };
+  // Members [first, first + count), whose kernels run on `stream`.
+  struct Range {
+    std::int64_t first, count;
+    cudaStream_t stream;
+  };
+  // A range of members whose trial runs on a stream of its own (CudaOptions::lanes), joined
+  // back into stream_ by `done`.
+  struct Lane {
+    Range range;
+    Event done;
+  };
   // A trial's kernels captured once per arrangement of the rows they read (the FSAL stage's
   // row and the solution swap places from step to step).
   struct CapturedTrial {
@@ -165,10 +180,12 @@ class CudaEngine final : public Engine {
   std::int64_t exponential_stride() const { return static_cast<std::int64_t>(plan_.deltas.size()) * n_; }
   cuda::Combination<R> combination(const StagePlan::Consumer& c) const;
   cuda::StageOutput<R> stage_output(int stage, Cx* input) const;
-  void combine(const cuda::Combination<R>& c, Cx* out);
+  Range whole_batch() const { return {0, m_, stream_}; }
+  void combine(const cuda::Combination<R>& c, Cx* out, const Range& range);
   void update_exponentials(double h);
-  void evaluate(const cuda::Combination<R>& input, const cuda::StageOutput<R>& out);
+  void evaluate(const cuda::Combination<R>& input, const cuda::StageOutput<R>& out, const Range& range);
   void enqueue_trial();
+  void enqueue_trial(const Range& range);
   void launch_trial();
   void apply_windows();
   void compute_measures();
@@ -184,8 +201,13 @@ class CudaEngine final : public Engine {
   cudaStream_t stream_ = nullptr, copy_stream_ = nullptr;
   bool use_graphs_;
   bool fused_;  // each evaluation of N as one kernel (fused_evaluation.cu), where the build has it
+  std::vector<std::unique_ptr<Lane>> lanes_;  // empty: the trial runs as one range on stream_
+  Event fork_;                                // the lanes start from stream_
   std::vector<CapturedTrial> graphs_;
   bool raman_ = false, frequency_windows_ = false, time_windows_ = false;
+  // An FSAL stage and no windows: N(candidate) is the next step's first stage, and the trial
+  // measures the candidate (windows change the solution after the trial).
+  bool fsal_carries_ = false;
 
   // Per member
   DeviceArray<int> group_;
@@ -213,7 +235,7 @@ class CudaEngine final : public Engine {
   PinnedArray<double> step_host_;
   // Results copied back
   DeviceArray<double> device_norms_, device_measures_, device_candidate_measures_;
-  PinnedArray<double> norms_, measures_, candidate_measures_;  // candidate's: with an FSAL stage
+  PinnedArray<double> norms_, measures_, candidate_measures_;  // candidate's: where fsal_carries_
   PinnedArray<Cx> staging_;  // rows loaded (allocated at the first load)
   std::vector<char> loaded_;  // per member: a staged row waits for upload_loaded()
   std::vector<std::unique_ptr<PlaneSlot>> slots_;  // allocated at the first plane
@@ -224,6 +246,13 @@ class CudaEngine final : public Engine {
   // the candidate (StageOutput::candidate); otherwise empty and a pass of its own forms it.
   std::optional<StagePlan::Consumer> solution_rest_;
   double solution_last_weight_ = 0;
+  // On the fused path with an FSAL stage and an error estimate: the estimate's other terms and
+  // the FSAL stage's weight, so that the FSAL evaluation forms the error norm
+  // (cuda::ErrorTarget, its partial estimate parked in error_); otherwise empty and a pass of
+  // its own (cuda::norms) does.
+  std::optional<StagePlan::Consumer> error_rest_;
+  double error_fsal_weight_ = 0;
+  DeviceArray<Cx> error_;
 
   double cached_h_ = std::numeric_limits<double>::quiet_NaN(), trial_h_ = 0;
   bool fsal_ready_ = false, fsal_pending_ = false, measures_stale_ = true;
@@ -239,11 +268,12 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, const Cuda
       n_(grid_.size()),
       use_graphs_(options.graphs),
       fused_(options.fused_evaluation && cuda::fused_evaluation_supported<R>(n_)) {
+  if (options.lanes < 1) invalid_argument(kWhere, "lanes = ", options.lanes, " must be ≥ 1");
   if (static_cast<int>(plan_.deltas.size()) > cuda::Exponents::kMax)
     invalid_argument(kWhere, tableau.name, " needs more exponentials than the engine supports");
   const int s = plan_.stages;
+  const auto is_last = [s](const StagePlan::Term& t) { return t.stage == s - 1; };
   if (!plan_.fsal_stage && s > 1) {
-    const auto is_last = [s](const StagePlan::Term& t) { return t.stage == s - 1; };
     const auto& direct = plan_.solution.direct;
     if (std::count_if(direct.begin(), direct.end(), is_last) == 1 &&
         std::none_of(plan_.solution.frame.begin(), plan_.solution.frame.end(), is_last)) {
@@ -253,6 +283,16 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, const Cuda
       rest.direct.erase(last);
       solution_rest_ = std::move(rest);
     }
+  }
+  if (fused_ && plan_.fsal_stage && tableau.has_error_estimate()) {
+    // The FSAL stage sits at the error's node (c = 1): its term, if any, is a direct one.
+    StagePlan::Consumer rest = plan_.error;
+    const auto last = std::find_if(rest.direct.begin(), rest.direct.end(), is_last);
+    if (last != rest.direct.end()) {
+      error_fsal_weight_ = last->weight;
+      rest.direct.erase(last);
+    }
+    error_rest_ = std::move(rest);
   }
   // Physics per member, grouped by equal arrays (a shot-noise ensemble is one group).
   const std::vector<MemberPhysics>& physics = batch.physics;
@@ -284,6 +324,7 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, const Cuda
     group[static_cast<std::size_t>(i)] = static_cast<int>(g);
   }
   groups_ = static_cast<std::int64_t>(representative.size());
+  fsal_carries_ = plan_.fsal_stage && !frequency_windows_ && !time_windows_;
 
   // Memory: refuse clearly rather than fail in the middle of an allocation.
   std::size_t free_bytes = 0, total_bytes = 0;
@@ -296,6 +337,16 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, const Cuda
 
   check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
   check(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+  // Lanes on the fused path only: the cuFFT path's plans transform the whole batch.
+  const std::int64_t lanes = fused_ ? std::min<std::int64_t>(options.lanes, m_) : 1;
+  for (std::int64_t l = 0; lanes > 1 && l < lanes; ++l) {
+    auto lane = std::make_unique<Lane>();
+    // Contiguous ranges, the first m % lanes one member longer.
+    lane->range.first = l * (m_ / lanes) + std::min(l, m_ % lanes);
+    lane->range.count = m_ / lanes + (l < m_ % lanes ? 1 : 0);
+    check(cudaStreamCreateWithFlags(&lane->range.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    lanes_.push_back(std::move(lane));
+  }
 
   // Per-group tables.
   const std::int64_t half = n_ / 2 + 1;
@@ -355,6 +406,7 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, const Cuda
 
   for (DeviceArray<Cx>* rows : {&y_, &candidate_, &frame_}) *rows = DeviceArray<Cx>(total());
   if (!fused_) input_ = DeviceArray<Cx>(total());
+  if (error_rest_) error_ = DeviceArray<Cx>(total());
   // The complex plan and its time row: the cuFFT path's evaluations and measures, and the
   // time windows on either path.
   if (!fused_ || time_windows_) {
@@ -377,7 +429,7 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, const Cuda
   }
   device_norms_ = DeviceArray<double>(2 * m_);
   device_measures_ = DeviceArray<double>(4 * m_);
-  if (plan_.fsal_stage) {
+  if (fsal_carries_) {
     device_candidate_measures_ = DeviceArray<double>(4 * m_);
     candidate_measures_ = PinnedArray<double>(4 * m_);
   }
@@ -464,8 +516,9 @@ cuda::StageOutput<R> CudaEngine<R>::stage_output(int stage, Cx* input) const {
 }
 
 template <class R>
-void CudaEngine<R>::combine(const cuda::Combination<R>& c, Cx* out) {
-  cuda::combine<R>(c, group_.get(), out, n_, m_, stream_);
+void CudaEngine<R>::combine(const cuda::Combination<R>& c, Cx* out, const Range& range) {
+  cuda::combine<R>(cuda::from_member(c, range.first, n_), group_.get() + range.first, out + range.first * n_, n_,
+                   range.count, range.stream);
 }
 
 template <class R>
@@ -478,19 +531,23 @@ void CudaEngine<R>::update_exponentials(double h) {
 }
 
 template <class R>
-void CudaEngine<R>::evaluate(const cuda::Combination<R>& input, const cuda::StageOutput<R>& out) {
+void CudaEngine<R>::evaluate(const cuda::Combination<R>& input, const cuda::StageOutput<R>& out,
+                             const Range& range) {
   if (fused_) {
-    cuda::fused_evaluation<R>(input, out, group_.get(), raman_ ? raman_response_.get() : nullptr, gamma_shock_.get(),
-                              kerr_.get(), raman_coefficient_.get(), n_, m_, stream_);
+    const std::int64_t f = range.first;
+    cuda::fused_evaluation<R>(cuda::from_member(input, f, n_), cuda::from_member(out, f, n_), group_.get() + f,
+                              raman_ ? raman_response_.get() : nullptr, gamma_shock_.get(), kerr_.get() + f,
+                              raman_coefficient_.get() + f, n_, range.count, range.stream);
     return;
   }
+  // The cuFFT path has no lanes: the range is the whole batch, on stream_.
   // The input row: Ã_n itself, or the combination formed into out.input (or a scratch row).
   const bool plain = input.direct_y0 && !input.frame_y0 && input.frames == 0 && input.directs == 0;
   Cx* in = out.input ? out.input : input_.get();
   if (plain)
     in = const_cast<Cx*>(input.direct_y0);  // read only: the transform is out of place
   else
-    combine(input, in);
+    combine(input, in, range);
   cuda::Fft<R>::complex(c2c_->get(), in, time_.get(), CUFFT_FORWARD);  // a = n·A
   const cuda::MeasureTarget& t = out.measures;
   if (t.out) cuda::measures<R>(in, time_.get(), t.omega, t.omega0, t.dt, t.hbar, t.out, m_, n_, stream_);
@@ -550,9 +607,33 @@ void CudaEngine<R>::trial(double h, Evaluation evaluation) {
   check(cudaStreamSynchronize(stream_), "trial");
 }
 
-// The trial's kernels, for the step length in step_, its exponentials computed.
+// The trial's kernels, for the step length in step_, its exponentials computed: for the whole
+// batch on stream_, or for each lane's members on the lane's stream, forked from stream_ and
+// joined back into it; then the norms (and measures) copied back.
 template <class R>
 void CudaEngine<R>::enqueue_trial() {
+  if (lanes_.empty()) {
+    enqueue_trial(whole_batch());
+  } else {
+    check(cudaEventRecord(fork_.get(), stream_), "cudaEventRecord");
+    for (const auto& lane : lanes_) {
+      check(cudaStreamWaitEvent(lane->range.stream, fork_.get(), 0), "cudaStreamWaitEvent");
+      enqueue_trial(lane->range);
+      check(cudaEventRecord(lane->done.get(), lane->range.stream), "cudaEventRecord");
+      check(cudaStreamWaitEvent(stream_, lane->done.get(), 0), "cudaStreamWaitEvent");
+    }
+  }
+  check(cudaMemcpyAsync(norms_.get(), device_norms_.get(), sizeof(double) * 2 * m_, cudaMemcpyDeviceToHost, stream_),
+        "norms copy");
+  if (fsal_carries_)
+    check(cudaMemcpyAsync(candidate_measures_.get(), device_candidate_measures_.get(), sizeof(double) * 4 * m_,
+                          cudaMemcpyDeviceToHost, stream_),
+          "measures copy");
+}
+
+// The trial's kernels for the members of `range`.
+template <class R>
+void CudaEngine<R>::enqueue_trial(const Range& range) {
   const int s = plan_.stages;
   const std::int64_t stride = exponential_stride();
   // A_I = D(σh) Ã_n
@@ -564,7 +645,7 @@ void CudaEngine<R>::enqueue_trial() {
     a_i.exponential = exponential(plan_.frame_exponential);
     a_i.group_stride = stride;
   }
-  combine(a_i, frame_.get());
+  combine(a_i, frame_.get(), range);
   if (fsal_ready_) {
     // N_0 is the last step's N(candidate); k_0 = D(σh) N_0 for this step's h.
     const cuda::StageOutput<R> out = stage_output(0, nullptr);
@@ -573,12 +654,12 @@ void CudaEngine<R>::enqueue_trial() {
       k.frame_y0 = n_rows_[0];
       k.exponential = out.k_exponential;
       k.group_stride = stride;
-      combine(k, out.k);
+      combine(k, out.k, range);
     }
   } else {
     cuda::Combination<R> y0;
     y0.direct_y0 = y_.get();
-    evaluate(y0, stage_output(0, nullptr));
+    evaluate(y0, stage_output(0, nullptr), range);
   }
   for (int i = 1; i < s; ++i) {
     const bool is_fsal = plan_.fsal_stage && i == s - 1;
@@ -588,20 +669,20 @@ void CudaEngine<R>::enqueue_trial() {
       out.solution = combination(*solution_rest_);
       out.solution_weight = static_cast<R>(solution_last_weight_);
     }
-    if (is_fsal) out.measures = measure_target(device_candidate_measures_.get());
-    evaluate(combination(is_fsal ? plan_.solution : plan_.stage_inputs[static_cast<std::size_t>(i)]), out);
+    if (is_fsal && fsal_carries_) out.measures = measure_target(device_candidate_measures_.get());
+    if (is_fsal && error_rest_)
+      out.error = {device_norms_.get(), combination(*error_rest_), static_cast<R>(error_fsal_weight_), error_.get(),
+                   y_.get(), candidate_.get(), norm_kind_.get(), rtol_.get(), atol_.get()};
+    evaluate(combination(is_fsal ? plan_.solution : plan_.stage_inputs[static_cast<std::size_t>(i)]), out, range);
   }
-  if (!plan_.fsal_stage && !solution_rest_) combine(combination(plan_.solution), candidate_.get());
+  if (!plan_.fsal_stage && !solution_rest_) combine(combination(plan_.solution), candidate_.get(), range);
+  if (error_rest_) return;  // the FSAL evaluation formed the norms
   const bool estimated = tableau_.has_error_estimate();
   const cuda::Combination<R> error = estimated ? combination(plan_.error) : cuda::Combination<R>{};
-  cuda::norms<R>(error, estimated, group_.get(), y_.get(), candidate_.get(), norm_kind_.get(), rtol_.get(),
-                 atol_.get(), device_norms_.get(), m_, n_, stream_);
-  check(cudaMemcpyAsync(norms_.get(), device_norms_.get(), sizeof(double) * 2 * m_, cudaMemcpyDeviceToHost, stream_),
-        "norms copy");
-  if (plan_.fsal_stage)
-    check(cudaMemcpyAsync(candidate_measures_.get(), device_candidate_measures_.get(), sizeof(double) * 4 * m_,
-                          cudaMemcpyDeviceToHost, stream_),
-          "measures copy");
+  const std::int64_t f = range.first, row = f * n_;
+  cuda::norms<R>(cuda::from_member(error, f, n_), estimated, group_.get() + f, y_.get() + row,
+                 candidate_.get() + row, norm_kind_.get() + f, rtol_.get() + f, atol_.get() + f,
+                 device_norms_.get() + 2 * f, range.count, n_, range.stream);
 }
 
 // Enqueues the trial directly, or replays it as a CUDA graph captured at the first trial with
@@ -653,11 +734,10 @@ void CudaEngine<R>::apply_windows() {
 template <class R>
 void CudaEngine<R>::accept() {
   std::swap(y_, candidate_);
-  const bool windowed = frequency_windows_ || time_windows_;
-  if (windowed) apply_windows();
+  apply_windows();
   // N(candidate) becomes the next step's first stage (at the next trial: the dense output of
   // this step still reads the stage rows as they are).
-  fsal_pending_ = plan_.fsal_stage && !windowed;
+  fsal_pending_ = fsal_carries_;
   if (fsal_pending_) {
     // The FSAL stage measured the candidate, now the solution, in the trial.
     std::swap(measures_, candidate_measures_);
@@ -767,7 +847,7 @@ void CudaEngine<R>::read_dense_output(double theta, std::span<Complex* const> ro
   }
   c.exponential = dense_exponential_.get();
   c.group_stride = n_;
-  combine(c, slot.device.get());
+  combine(c, slot.device.get(), whole_batch());
   check(cudaGetLastError(), "dense output");
   send(slot);
 }

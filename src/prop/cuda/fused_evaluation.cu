@@ -17,7 +17,8 @@
 // The measures of an accepted step (fused_measures) take the same transform: one block per
 // member reads the spectrum once and finds the peak power in registers, with no time row. An
 // evaluation can also measure its stage input (StageOutput::measures: the FSAL stage's input is
-// the candidate), with the transform it makes anyway.
+// the candidate), with the transform it makes anyway, and form the error norm (StageOutput::error:
+// the FSAL stage's N completes the estimate whose other terms its input already read).
 //
 // The transforms are generated for sm_90 (CMake builds this file only for that architecture)
 // and sizes n = 2^10 … 2^13 (float32: … 2^12; see with_size).
@@ -68,7 +69,7 @@ struct Transforms {
   static_assert(same_layout<Forward>(points_per_thread) && same_layout<Inverse>(points_per_thread) &&
                     same_layout<HalfForward>(points_per_thread / 2) && same_layout<HalfInverse>(points_per_thread / 2),
                 "every transform shares one register layout: element j of thread t is point t + j·stride");
-  static_assert(workspace >= 4 * threads / 32 * sizeof(double), "the measures' reduction fits the workspace");
+  static_assert(workspace >= 5 * threads / 32 * sizeof(double), "the block reductions fit the workspace");
   /// Dynamic shared memory: the workspace, and with Raman a's row kept behind it.
   static constexpr unsigned shared_bytes(bool raman) { return workspace + (raman ? N * sizeof(Value) : 0u); }
 };
@@ -94,12 +95,16 @@ __device__ void raman_convolution(R (&x)[Transforms<R, N>::points_per_thread], c
   V z[T::HalfForward::storage_size];
 #pragma unroll
   for (unsigned q = 0; q < Q; ++q) z[q] = packed[t + q * S];  // z_p = x_{2p} + i x_{2p+1}
-  __syncthreads();
-  typename T::HalfForward().execute(z, line);
-  __syncthreads();
+  // z transformed, then parked in the workspace, where every thread reads any point of it.
+  const auto transform_and_park = [&](auto transform) {
+    __syncthreads();  // the workspace is free
+    transform.execute(z, line);
+    __syncthreads();
 #pragma unroll
-  for (unsigned q = 0; q < Q; ++q) packed[t + q * S] = z[q];
-  __syncthreads();
+    for (unsigned q = 0; q < Q; ++q) packed[t + q * S] = z[q];
+    __syncthreads();
+  };
+  transform_and_park(typename T::HalfForward());
 #pragma unroll
   for (unsigned q = 0; q < Q; ++q) {
     const unsigned k = t + q * S;
@@ -122,18 +127,15 @@ __device__ void raman_convolution(R (&x)[Transforms<R, N>::points_per_thread], c
     const C<R> f = mul<R>(make<R>(-s, c), make<R>(yk.x - ym.x, yk.y - ym.y));
     z[q] = V{yk.x + ym.x + f.x, yk.y + ym.y + f.y};
   }
-  __syncthreads();
-  typename T::HalfInverse().execute(z, line);
-  __syncthreads();
-#pragma unroll
-  for (unsigned q = 0; q < Q; ++q) packed[t + q * S] = z[q];
-  __syncthreads();
+  transform_and_park(typename T::HalfInverse());
 #pragma unroll
   for (unsigned j = 0; j < T::points_per_thread; ++j) x[j] = reals[t + j * S];
 }
 
-template <class R, unsigned N, bool Raman>
-__global__ void __launch_bounds__(Transforms<R, N>::threads)
+// Norm: out.error is set (a template parameter, so that the other evaluations keep the
+// registers the norm's code would take: at 2^13 float64 points they already spill).
+template <class R, unsigned N, bool Raman, bool Norm>
+__global__ void __launch_bounds__(Transforms<R, N>::threads, 1)
 fused_evaluation_kernel(Combination<R> input, StageOutput<R> out, const int* group, const C<R>* response,
                         const R* gamma_shock, const R* kerr, const R* raman) {
   using T = Transforms<R, N>;
@@ -152,6 +154,8 @@ fused_evaluation_kernel(Combination<R> input, StageOutput<R> out, const int* gro
     const C<R> v = combine_at<R>(input, h, i, k, g);
     if (out.input) out.input[i] = v;
     if (target.out) sums.add_spectral(power(v), target.omega[k], target.omega0);
+    // The partial estimate reads the rows the input just read (in L1).
+    if constexpr (Norm) out.error.scratch[i] = combine_at<R>(out.error.partial, h, i, k, g);
     a[j] = V{v.x, v.y};
   }
   typename T::Forward().execute(a, shared);  // a = n·A
@@ -188,6 +192,28 @@ fused_evaluation_kernel(Combination<R> input, StageOutput<R> out, const int* gro
   for (unsigned j = 0; j < P; ++j) {
     const std::int64_t k = threadIdx.x + j * T::stride, i = m * N + k;
     store_stage<R>(out, times_i<R>(make<R>(a[j].x, a[j].y), gs[k]), i, k, g);
+  }
+  if constexpr (Norm) {
+    // After the stores, from rows (the thread's own points, N and y1 just written, the partial
+    // estimate parked in the prologue): nothing of the norm lives across the transforms, whose
+    // registers at 2^13 float64 points are already short.
+    const ErrorTarget<R>& error = out.error;
+    const R hw = h * error.fsal_weight;
+    const int kind = error.kind[m];
+    const double rt = error.rtol[m], at = error.atol[m];
+    NormSums norm;
+#pragma unroll
+    for (unsigned j = 0; j < P; ++j) {
+      const std::int64_t i = m * N + threadIdx.x + j * T::stride;
+      const C<R> n = out.n[i], p = error.scratch[i];
+      const double e = power(make<R>(p.x + hw * n.x, p.y + hw * n.y)), y0 = power(error.y0[i]),
+                   y1 = power(error.y1[i]);
+      norm.add_ends(y0, y1);
+      norm.error += e;
+      if (kind != 0) norm.add_scaled(e, y0, y1, rt, at);
+    }
+    // The workspace serves the reduction (its first barrier frees it).
+    norm.store<T::threads>(reinterpret_cast<double*>(shared), true, kind, rt, at, N, error.out + 2 * m);
   }
 }
 
@@ -257,15 +283,16 @@ void prepare_fused_evaluation(std::int64_t n) {
   const bool known = with_size<R>(n, [](auto size) {
     constexpr unsigned N = decltype(size)::value;
     using T = Transforms<R, N>;
-    check(cudaFuncSetAttribute(fused_evaluation_kernel<R, N, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               static_cast<int>(T::shared_bytes(false))),
-          "cudaFuncSetAttribute");
-    check(cudaFuncSetAttribute(fused_evaluation_kernel<R, N, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               static_cast<int>(T::shared_bytes(true))),
-          "cudaFuncSetAttribute");
-    check(cudaFuncSetAttribute(fused_measures_kernel<R, N>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               static_cast<int>(T::shared_bytes(false))),
-          "cudaFuncSetAttribute");
+    const auto allow = [](auto kernel, bool raman) {
+      check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 static_cast<int>(T::shared_bytes(raman))),
+            "cudaFuncSetAttribute");
+    };
+    allow(fused_evaluation_kernel<R, N, false, false>, false);
+    allow(fused_evaluation_kernel<R, N, false, true>, false);
+    allow(fused_evaluation_kernel<R, N, true, false>, true);
+    allow(fused_evaluation_kernel<R, N, true, true>, true);
+    allow(fused_measures_kernel<R, N>, false);
   });
   if (!known) invalid_argument("prop.cuda_fused", "no fused evaluation of N for ", n, " points");
 }
@@ -277,13 +304,16 @@ void fused_evaluation(const Combination<R>& input, const StageOutput<R>& out, co
   const bool known = with_size<R>(n, [&](auto size) {
     constexpr unsigned N = decltype(size)::value;
     using T = Transforms<R, N>;
-    const auto blocks = static_cast<unsigned>(rows);
+    const auto launch = [&](auto kernel, bool with_raman) {
+      kernel<<<static_cast<unsigned>(rows), T::threads, T::shared_bytes(with_raman), stream>>>(
+          input, out, group, raman_response, gamma_shock, kerr, raman);
+    };
+    const bool norm = out.error.out != nullptr;
     if (raman_response)
-      fused_evaluation_kernel<R, N, true><<<blocks, T::threads, T::shared_bytes(true), stream>>>(
-          input, out, group, raman_response, gamma_shock, kerr, raman);
+      norm ? launch(fused_evaluation_kernel<R, N, true, true>, true) : launch(fused_evaluation_kernel<R, N, true, false>, true);
     else
-      fused_evaluation_kernel<R, N, false><<<blocks, T::threads, T::shared_bytes(false), stream>>>(
-          input, out, group, raman_response, gamma_shock, kerr, raman);
+      norm ? launch(fused_evaluation_kernel<R, N, false, true>, false)
+           : launch(fused_evaluation_kernel<R, N, false, false>, false);
   });
   if (!known) invalid_argument("prop.cuda_fused", "no fused evaluation of N for ", n, " points");
 }

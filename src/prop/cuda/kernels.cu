@@ -116,47 +116,25 @@ template <class R>
 __global__ void __launch_bounds__(kReduceThreads)
 norms_kernel(Combination<R> error, bool estimated, const int* group, const C<R>* y0, const C<R>* y1,
              const int* kind, const double* rtol, const double* atol, double* out, std::int64_t n) {
-  __shared__ double shared[kReduceThreads / 32];
+  __shared__ double shared[5 * kReduceThreads / 32];
   const std::int64_t m = blockIdx.x;
-  const int g = group[m], norm_kind = kind[m];
+  const int g = group[m];
   const double rt = rtol[m], at = atol[m];
   const R h = step_of(error);
-  double e2 = 0, a2 = 0, b2 = 0, largest = 0, sum = 0;
+  NormSums sums;
   for (std::int64_t k = threadIdx.x; k < n; k += blockDim.x) {
     const std::int64_t i = m * n + k;
-    const double qa = power(y1[i]);
-    b2 += qa;
-    if (!estimated) continue;
-    const double pa = power(y0[i]);
-    const C<R> e = combine_at<R>(error, h, i, k, g);
-    const double ea = power(e);
-    e2 += ea;
-    a2 += pa;
-    const double r = sqrt(ea) / (at + rt * fmax(sqrt(pa), sqrt(qa)));
-    largest = fmax(largest, r);  // fmax drops a NaN: the sum below carries it
-    sum += r * r;
-  }
-  b2 = block_reduce<kReduceThreads>(b2, false, shared);
-  if (estimated) {
-    const double e2s = block_reduce<kReduceThreads>(e2, false, shared);
-    const double a2s = block_reduce<kReduceThreads>(a2, false, shared);
-    const double ls = block_reduce<kReduceThreads>(largest, true, shared);
-    const double ss = block_reduce<kReduceThreads>(sum, false, shared);
-    if (threadIdx.x == 0) {
-      double norm;
-      if (norm_kind == 0) {
-        norm = sqrt(e2s) / (rt * fmax(fmax(sqrt(a2s), sqrt(b2)), at));
-      } else if (!isfinite(ss)) {
-        norm = nan("");
-      } else {
-        norm = norm_kind == 1 ? ls : sqrt(ss / static_cast<double>(n));
-      }
-      out[2 * m] = norm;
+    const double q = power(y1[i]);
+    if (!estimated) {
+      sums.candidate += q;
+      continue;
     }
-  } else if (threadIdx.x == 0) {
-    out[2 * m] = nan("");
+    const double p = power(y0[i]), e = power(combine_at<R>(error, h, i, k, g));
+    sums.add_ends(p, q);
+    sums.error += e;
+    sums.add_scaled(e, p, q, rt, at);
   }
-  if (threadIdx.x == 0) out[2 * m + 1] = isfinite(b2) ? 1.0 : 0.0;
+  sums.store<kReduceThreads>(shared, estimated, kind[m], rt, at, n, out + 2 * m);
 }
 
 /// Per member m (one block each) the measures of measures.hpp from the spectrum y and the time

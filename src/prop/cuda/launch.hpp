@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <initializer_list>
 
 namespace lockstep::prop::cuda {
 
@@ -43,11 +44,31 @@ struct MeasureTarget {
   double omega0 = 0, dt = 0, hbar = 0;
 };
 
+/// The error norm of controller.hpp formed by an FSAL stage's evaluation, whose input is the
+/// candidate y1, so that no pass of its own reads the error's rows again: the estimate is
+/// `partial` (the error's combination without the FSAL stage's term, formed with the input
+/// from the same rows and parked in `scratch`) plus h·fsal_weight·N, N the evaluation's
+/// result. out[2m], out[2m + 1] as norms() writes them; y0 the step's start; kind, rtol and
+/// atol per member.
+template <class R>
+struct ErrorTarget {
+  double* out = nullptr;  // nullptr: no norm
+  Combination<R> partial;
+  R fsal_weight = 0;
+  C<R>* scratch = nullptr;
+  const C<R>* y0 = nullptr;
+  const C<R>* y1 = nullptr;
+  const int* kind = nullptr;
+  const double* rtol = nullptr;
+  const double* atol = nullptr;
+};
+
 /// Where an evaluation of N puts its results, each optional (nullptr: not written): the stage
 /// input it evaluated, N, k = D ⊙ N with D the group's row of `k_exponential`, the candidate
 /// `solution` + h·solution_weight·N (the last stage of a tableau whose solution takes that
 /// stage's N as a direct term: no pass of its own forms the candidate), and the measures of the
-/// stage input (the FSAL stage's input is the candidate: the acceptance needs no transform).
+/// stage input (the FSAL stage's input is the candidate: the acceptance needs no transform),
+/// and the error norm (ErrorTarget; fused_evaluation only).
 template <class R>
 struct StageOutput {
   C<R>* input = nullptr;
@@ -59,7 +80,43 @@ struct StageOutput {
   Combination<R> solution;  // the solution's other terms
   R solution_weight = 0;
   MeasureTarget measures;
+  ErrorTarget<R> error;
 };
+
+/// The members from `first` on of a combination whose rows hold n points per member: every row
+/// pointer moved on by `first` rows (the exponentials are per group and stay), so that a kernel
+/// over those members sees them as members 0, 1, ….
+template <class R>
+Combination<R> from_member(Combination<R> c, std::int64_t first, std::int64_t n) {
+  const std::int64_t offset = first * n;
+  if (c.frame_y0) c.frame_y0 += offset;
+  if (c.direct_y0) c.direct_y0 += offset;
+  for (int t = 0; t < c.frames; ++t) c.frame[t] += offset;
+  for (int t = 0; t < c.directs; ++t) c.direct[t] += offset;
+  return c;
+}
+
+/// The same for the rows (and measures) an evaluation writes.
+template <class R>
+StageOutput<R> from_member(StageOutput<R> s, std::int64_t first, std::int64_t n) {
+  const std::int64_t offset = first * n;
+  for (C<R>** row : {&s.input, &s.n, &s.k, &s.candidate})
+    if (*row) *row += offset;
+  s.solution = from_member(s.solution, first, n);
+  if (s.measures.out) s.measures.out += 4 * first;
+  ErrorTarget<R>& e = s.error;
+  if (e.out) {
+    e.out += 2 * first;
+    e.partial = from_member(e.partial, first, n);
+    e.scratch += offset;
+    e.y0 += offset;
+    e.y1 += offset;
+    e.kind += first;
+    e.rtol += first;
+    e.atol += first;
+  }
+  return s;
+}
 
 /// out[g, d, k] = e^{L[g, k]·x_d} for the exponents x_d (already times h), computed in double.
 struct Exponents {

@@ -89,29 +89,71 @@ __device__ __forceinline__ void store_stage(const StageOutput<R>& out, C<R> v, s
   }
 }
 
-/// Block-wide sum (max_op false) or max of one double per thread over a block of Threads
-/// threads (a multiple of 32); the result in thread 0. Every thread calls it; `shared` holds
-/// Threads / 32 doubles and may be in use before the call (the first barrier protects it).
-template <int Threads>
-__device__ inline double block_reduce(double v, bool max_op, double* shared) {
+/// Block-wide reductions of Count doubles per thread over a block of Threads threads (a
+/// multiple of 32), all at once (two barriers): v[q] summed, or its maximum where bit q of
+/// `maxima` is set (of values ≥ 0); the results in thread 0's v. Every thread calls it;
+/// `shared` holds Count·Threads/32 doubles and may be in use before the call (the first
+/// barrier protects it).
+template <int Threads, int Count>
+__device__ inline void block_reduce(double (&v)[Count], unsigned maxima, double* shared) {
   static_assert(Threads % 32 == 0 && Threads <= 1024);
-  for (int offset = 16; offset > 0; offset /= 2) {
-    const double o = __shfl_down_sync(0xffffffffu, v, offset);
-    v = max_op ? fmax(v, o) : v + o;
-  }
+  constexpr int warps = Threads / 32;
+  const auto combine = [&v, maxima](int offset) {
+#pragma unroll
+    for (int q = 0; q < Count; ++q) {
+      const double o = __shfl_down_sync(0xffffffffu, v[q], offset);
+      v[q] = (maxima >> q & 1u) ? fmax(v[q], o) : v[q] + o;
+    }
+  };
+  for (int offset = 16; offset > 0; offset /= 2) combine(offset);
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   __syncthreads();
-  if (lane == 0) shared[warp] = v;
+  if (lane == 0)
+#pragma unroll
+    for (int q = 0; q < Count; ++q) shared[q * warps + warp] = v[q];
   __syncthreads();
-  if (warp == 0) {
-    v = lane < Threads / 32 ? shared[lane] : 0.0;  // the values are ≥ 0 for max too
-    for (int offset = 16; offset > 0; offset /= 2) {
-      const double o = __shfl_down_sync(0xffffffffu, v, offset);
-      v = max_op ? fmax(v, o) : v + o;
-    }
-  }
-  return v;
+  if (warp != 0) return;
+#pragma unroll
+  for (int q = 0; q < Count; ++q) v[q] = lane < warps ? shared[q * warps + lane] : 0.0;
+  for (int offset = 16; offset > 0; offset /= 2) combine(offset);
 }
+
+/// One member's sums behind controller.hpp's error norms, accumulated point by point in each
+/// thread: |y1|² of the candidate y1 (its finiteness), and with an estimate |y0|² and |err|²
+/// (the weak norm) and the point's scaled error |err| / (atol + rtol·max(|y0|, |y1|)) (max and
+/// rms).
+struct NormSums {
+  double candidate = 0, error = 0, start = 0, largest = 0, scaled = 0;
+
+  __device__ void add_ends(double y0, double y1) {
+    start += y0;
+    candidate += y1;
+  }
+  __device__ void add_scaled(double err, double y0, double y1, double rtol, double atol) {
+    const double r = sqrt(err) / (atol + rtol * fmax(sqrt(y0), sqrt(y1)));
+    largest = fmax(largest, r);  // fmax drops a NaN: the sum below carries it
+    scaled += r * r;
+  }
+
+  /// Reduces the sums over the block and writes out[0] = the norm of `kind` (ErrorNorm as int;
+  /// NaN without an estimate, and for max and rms when the sum is not finite), out[1] = 1 if
+  /// the candidate is finite, else 0 (thread 0), for rows of n points. `shared` holds
+  /// 5·Threads/32 doubles and may be in use before the call (block_reduce).
+  template <int Threads>
+  __device__ void store(double* shared, bool estimated, int kind, double rtol, double atol, std::int64_t n,
+                        double* out) {
+    double v[5] = {candidate, error, start, largest, scaled};
+    block_reduce<Threads>(v, 1u << 3, shared);
+    if (threadIdx.x != 0) return;
+    double norm = nan("");
+    if (estimated && kind == 0)
+      norm = sqrt(v[1]) / (rtol * fmax(fmax(sqrt(v[2]), sqrt(v[0])), atol));
+    else if (estimated && isfinite(v[4]))
+      norm = kind == 1 ? v[3] : sqrt(v[4] / static_cast<double>(n));
+    out[0] = norm;
+    out[1] = isfinite(v[0]) ? 1.0 : 0.0;
+  }
+};
 
 /// One member's sums behind measures.hpp's measures, accumulated point by point in each
 /// thread: the spectral ones from |Ã_k|², the peak from the time samples |a_j|² (a = n·A).
@@ -126,33 +168,13 @@ struct MeasureSums {
   __device__ void add_temporal(double power) { peak = fmax(peak, power); }
 
   /// Reduces the sums over the block and writes out[0..3] = energy, photon number, peak
-  /// power, spectral centroid (thread 0), for rows of n points. The four sums are reduced
-  /// together (two barriers): `shared` holds 4·Threads/32 doubles and may be in use before
-  /// the call (the first barrier protects it).
+  /// power, spectral centroid (thread 0), for rows of n points. `shared` holds 4·Threads/32
+  /// doubles and may be in use before the call (block_reduce).
   template <int Threads>
   __device__ void store(double* shared, double* out, std::int64_t n, double omega0, double dt, double hbar) {
-    static_assert(Threads % 32 == 0 && Threads <= 1024);
-    constexpr int warps = Threads / 32;
     double v[4] = {total, photons, weighted, peak};
-    const auto combine = [&v](int offset) {
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const double o = __shfl_down_sync(0xffffffffu, v[q], offset);
-        v[q] = q == 3 ? fmax(v[q], o) : v[q] + o;  // the peak is a maximum (of values ≥ 0)
-      }
-    };
-    for (int offset = 16; offset > 0; offset /= 2) combine(offset);
-    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    __syncthreads();
-    if (lane == 0)
-#pragma unroll
-      for (int q = 0; q < 4; ++q) shared[q * warps + warp] = v[q];
-    __syncthreads();
-    if (warp != 0) return;
-#pragma unroll
-    for (int q = 0; q < 4; ++q) v[q] = lane < warps ? shared[q * warps + lane] : 0.0;
-    for (int offset = 16; offset > 0; offset /= 2) combine(offset);
-    if (lane == 0) {
+    block_reduce<Threads>(v, 1u << 3, shared);  // the peak is a maximum
+    if (threadIdx.x == 0) {
       const double nn = static_cast<double>(n);
       out[0] = v[0] * dt / nn;
       out[1] = v[1] * dt / (nn * hbar);

@@ -11,6 +11,7 @@
 #include <complex>
 #include <cstdio>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "lockstep/core/backend.hpp"
@@ -94,6 +95,7 @@ struct TrialCase {
   bool graphs;         // trials replayed as CUDA graphs
   bool fused = false;  // each evaluation of N as one kernel (CudaOptions::fused_evaluation)
   bool windows = true;  // member 3 has time and frequency windows
+  int lanes = lp::CudaOptions{}.lanes;  // ranges of members whose fused trials run concurrently
 };
 
 class CudaTrial : public ::testing::TestWithParam<TrialCase> {};
@@ -102,13 +104,13 @@ class CudaTrial : public ::testing::TestWithParam<TrialCase> {};
 // changed, so captured trials replay with new h and rows) on both engines: norms, finiteness,
 // evaluations, solutions, dense output and measures agree.
 TEST_P(CudaTrial, MatchesHostEngine) {
-  const auto [scheme, precision, graphs, fused, windows] = GetParam();
+  const auto [scheme, precision, graphs, fused, windows, lanes] = GetParam();
   Batch b(mixed_configs(scheme, windows));
   if (fused && !lp::cuda_fused_evaluation_available(b.configs[0].grid.points, precision))
     GTEST_SKIP() << "this build has no fused evaluation of N (cuFFTDx for sm_90)";
   const lp::Tableau& tableau = lp::tableau(scheme);
   auto host = lp::make_gnlse_engine(b.pointers, tableau, {lockstep::Device::cpu, DType::f64, 0, {}});
-  auto cuda = lp::make_gnlse_engine(b.pointers, tableau, {lockstep::Device::cuda, precision, 0, {graphs, fused}});
+  auto cuda = lp::make_gnlse_engine(b.pointers, tableau, {lockstep::Device::cuda, precision, 0, {graphs, fused, lanes}});
   for (std::size_t i = 0; i < b.configs.size(); ++i) {
     host->load(static_cast<std::int64_t>(i), b.spectra[i].data(), b.control(i));
     cuda->load(static_cast<std::int64_t>(i), b.spectra[i].data(), b.control(i));
@@ -190,7 +192,12 @@ INSTANTIATE_TEST_SUITE_P(Schemes, CudaTrial,
                                            TrialCase{lp::Scheme::rk4ip, DType::f64, false, true},
                                            TrialCase{lp::Scheme::dp54ip, DType::f64, true, false, false},
                                            TrialCase{lp::Scheme::dp54ip, DType::f64, true, true, false},
-                                           TrialCase{lp::Scheme::dp54ip, DType::f32, false, true, false}));
+                                           TrialCase{lp::Scheme::dp54ip, DType::f32, false, true, false},
+                                           // One lane; one lane per member (5); 3 lanes of 2, 2, 1.
+                                           TrialCase{lp::Scheme::dp54ip, DType::f64, true, true, true, 1},
+                                           TrialCase{lp::Scheme::dp54ip, DType::f64, true, true, false, 5},
+                                           TrialCase{lp::Scheme::rk4ip, DType::f64, false, true, true, 3},
+                                           TrialCase{lp::Scheme::erk43ip, DType::f64, true, true, true, 3}));
 
 TEST(CudaEngine, RefusesPerMemberEvaluation) {
   Batch b(mixed_configs(lp::Scheme::rk4ip));
@@ -199,6 +206,38 @@ TEST(CudaEngine, RefusesPerMemberEvaluation) {
     cuda->load(static_cast<std::int64_t>(i), b.spectra[i].data(), b.control(i));
   EXPECT_THROW(cuda->trial(1e-4, lp::Evaluation::per_member), std::invalid_argument);
   EXPECT_THROW(cuda->trial(-1, lp::Evaluation::batched), std::invalid_argument);
+}
+
+TEST(CudaEngine, RefusesFewerThanOneLane) {
+  Batch b(mixed_configs(lp::Scheme::rk4ip));
+  EXPECT_THROW(lp::make_cuda_engine(b.pointers, lp::tableau(lp::Scheme::rk4ip), DType::f64, {true, true, 0}),
+               std::invalid_argument);
+}
+
+// A member whose start holds a NaN: its candidate is not finite and its norm NaN, on every
+// path (the FSAL evaluation forms the norms on the fused one), while the others' stay finite.
+TEST(CudaEngine, FlagsANonFiniteCandidate) {
+  for (const lp::Scheme scheme : {lp::Scheme::dp54ip, lp::Scheme::erk43ip, lp::Scheme::rk4ip}) {
+    for (const bool fused : {false, true}) {
+      SCOPED_TRACE(std::string(lp::tableau(scheme).name) + (fused ? ", fused" : ", cuFFT path"));
+      Batch b(mixed_configs(scheme, false));
+      b.spectra[2][17] = Complex(std::nan(""), 0);
+      auto cuda = lp::make_gnlse_engine(b.pointers, lp::tableau(scheme),
+                                        {lockstep::Device::cuda, DType::f64, 0, {true, fused, 2}});
+      for (std::size_t i = 0; i < b.configs.size(); ++i)
+        cuda->load(static_cast<std::int64_t>(i), b.spectra[i].data(), b.control(i));
+      for (const double h : {2e-4, 2e-4}) {  // the second trial starts from the FSAL stage
+        cuda->trial(h, lp::Evaluation::batched);
+        for (std::int64_t i = 0; i < cuda->members(); ++i) {
+          EXPECT_EQ(cuda->finite(i), i != 2) << "member " << i;
+          if (i == 2) {
+            EXPECT_TRUE(std::isnan(cuda->norm(i)));
+          }
+        }
+        cuda->accept();
+      }
+    }
+  }
 }
 
 lp::Member dudley_member(const lp::Config& c) { return lp::Member(c, lp::initial_spectrum(c.pulse, lp::Grid(c.grid))); }
