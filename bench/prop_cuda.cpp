@@ -4,7 +4,8 @@
 // build has it, with each evaluation of N fused into one kernel, replayed ("fused") or launched
 // kernel by kernel ("fused-launches", for profilers that see launches only), the fused trial
 // as one range of members or four instead of the default two lanes ("fused-lanes1",
-// "fused-lanes4", CudaOptions::lanes):
+// "fused-lanes4", CudaOptions::lanes), or as four or eight ranges one after another
+// ("fused-chunks4", "fused-chunks8", CudaOptions::concurrent_lanes = false):
 // member-steps per second, the time the same transforms take alone (the floor: batched cuFFT
 // plans made as the engine makes them, timed with CUDA events) and the ratio floor / measured.
 // Also the float32 error against float64 on the whole Dudley case.
@@ -114,9 +115,14 @@ struct Variant {
   const char* name;
   lp::CudaOptions options;
 };
-constexpr Variant kVariants[] = {{"graph", {true, false}},         {"launches", {false, false}},
-                                  {"fused", {true, true}},          {"fused-launches", {false, true}},
-                                  {"fused-lanes1", {true, true, 1}}, {"fused-lanes4", {true, true, 4}}};
+constexpr Variant kVariants[] = {{"graph", {true, false}},
+                                  {"launches", {false, false}},
+                                  {"fused", {true, true}},
+                                  {"fused-launches", {false, true}},
+                                  {"fused-lanes1", {true, true, 1}},
+                                  {"fused-lanes4", {true, true, 4}},
+                                  {"fused-chunks4", {true, true, 4, false}},
+                                  {"fused-chunks8", {true, true, 8, false}}};
 
 // Times `steps` accepted steps of `members` members after two warm-up steps.
 std::string time_scheme(const char* name, lp::Scheme scheme, std::int64_t members, std::int64_t steps,

@@ -42,6 +42,10 @@ struct CudaOptions {
   /// registers with one member and keeps little memory traffic in flight; the passes are
   /// memory-bound. 1: the whole batch as one range.
   int lanes = 2;
+  /// false: the ranges' trials run one after another on the engine's stream instead (chunks),
+  /// so that the rows a stage writes for a range are read by its next stage while they are
+  /// still in L2 (a whole batch's row, 134 MB at 1024 members of 2^13 points, is not).
+  bool concurrent_lanes = true;
 };
 
 /// Which engine runs a batch of GNLSE members, and how (make_gnlse_engine, physics_problem.hpp).

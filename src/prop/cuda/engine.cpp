@@ -116,7 +116,8 @@ class CudaEngine final : public Engine {
   ~CudaEngine() override {
     cudaStreamSynchronize(copy_stream_);  // host functions still write rows from the slots
     for (const CapturedTrial& g : graphs_) cudaGraphExecDestroy(g.exec);
-    for (const auto& lane : lanes_) cudaStreamDestroy(lane->range.stream);
+    for (const auto& lane : lanes_)
+      if (lane->range.stream != stream_) cudaStreamDestroy(lane->range.stream);
     cudaStreamDestroy(copy_stream_);
     cudaStreamDestroy(stream_);
   }
@@ -153,7 +154,7 @@ class CudaEngine final : public Engine {
     cudaStream_t stream;
   };
   // A range of members whose trial runs on a stream of its own (CudaOptions::lanes), joined
-  // back into stream_ by `done`.
+  // back into stream_ by `done`; or on stream_ itself (CudaOptions::concurrent_lanes false).
   struct Lane {
     Range range;
     Event done;
@@ -344,7 +345,9 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, const Cuda
     // Contiguous ranges, the first m % lanes one member longer.
     lane->range.first = l * (m_ / lanes) + std::min(l, m_ % lanes);
     lane->range.count = m_ / lanes + (l < m_ % lanes ? 1 : 0);
-    check(cudaStreamCreateWithFlags(&lane->range.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    lane->range.stream = stream_;
+    if (options.concurrent_lanes)
+      check(cudaStreamCreateWithFlags(&lane->range.stream, cudaStreamNonBlocking), "cudaStreamCreate");
     lanes_.push_back(std::move(lane));
   }
 
@@ -609,7 +612,8 @@ void CudaEngine<R>::trial(double h, Evaluation evaluation) {
 
 // The trial's kernels, for the step length in step_, its exponentials computed: for the whole
 // batch on stream_, or for each lane's members on the lane's stream, forked from stream_ and
-// joined back into it; then the norms (and measures) copied back.
+// joined back into it (on stream_ itself: one range after another); then the norms (and
+// measures) copied back.
 template <class R>
 void CudaEngine<R>::enqueue_trial() {
   if (lanes_.empty()) {
@@ -617,6 +621,10 @@ void CudaEngine<R>::enqueue_trial() {
   } else {
     check(cudaEventRecord(fork_.get(), stream_), "cudaEventRecord");
     for (const auto& lane : lanes_) {
+      if (lane->range.stream == stream_) {
+        enqueue_trial(lane->range);
+        continue;
+      }
       check(cudaStreamWaitEvent(lane->range.stream, fork_.get(), 0), "cudaStreamWaitEvent");
       enqueue_trial(lane->range);
       check(cudaEventRecord(lane->done.get(), lane->range.stream), "cudaEventRecord");

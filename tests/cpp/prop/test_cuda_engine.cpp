@@ -96,6 +96,7 @@ struct TrialCase {
   bool fused = false;  // each evaluation of N as one kernel (CudaOptions::fused_evaluation)
   bool windows = true;  // member 3 has time and frequency windows
   int lanes = lp::CudaOptions{}.lanes;  // ranges of members whose fused trials run concurrently
+  bool concurrent = true;               // false: the ranges one after another (chunks)
 };
 
 class CudaTrial : public ::testing::TestWithParam<TrialCase> {};
@@ -104,13 +105,13 @@ class CudaTrial : public ::testing::TestWithParam<TrialCase> {};
 // changed, so captured trials replay with new h and rows) on both engines: norms, finiteness,
 // evaluations, solutions, dense output and measures agree.
 TEST_P(CudaTrial, MatchesHostEngine) {
-  const auto [scheme, precision, graphs, fused, windows, lanes] = GetParam();
+  const auto [scheme, precision, graphs, fused, windows, lanes, concurrent] = GetParam();
   Batch b(mixed_configs(scheme, windows));
   if (fused && !lp::cuda_fused_evaluation_available(b.configs[0].grid.points, precision))
     GTEST_SKIP() << "this build has no fused evaluation of N (cuFFTDx for sm_90)";
   const lp::Tableau& tableau = lp::tableau(scheme);
   auto host = lp::make_gnlse_engine(b.pointers, tableau, {lockstep::Device::cpu, DType::f64, 0, {}});
-  auto cuda = lp::make_gnlse_engine(b.pointers, tableau, {lockstep::Device::cuda, precision, 0, {graphs, fused, lanes}});
+  auto cuda = lp::make_gnlse_engine(b.pointers, tableau, {lockstep::Device::cuda, precision, 0, {graphs, fused, lanes, concurrent}});
   for (std::size_t i = 0; i < b.configs.size(); ++i) {
     host->load(static_cast<std::int64_t>(i), b.spectra[i].data(), b.control(i));
     cuda->load(static_cast<std::int64_t>(i), b.spectra[i].data(), b.control(i));
@@ -197,7 +198,10 @@ INSTANTIATE_TEST_SUITE_P(Schemes, CudaTrial,
                                            TrialCase{lp::Scheme::dp54ip, DType::f64, true, true, true, 1},
                                            TrialCase{lp::Scheme::dp54ip, DType::f64, true, true, false, 5},
                                            TrialCase{lp::Scheme::rk4ip, DType::f64, false, true, true, 3},
-                                           TrialCase{lp::Scheme::erk43ip, DType::f64, true, true, true, 3}));
+                                           TrialCase{lp::Scheme::erk43ip, DType::f64, true, true, true, 3},
+                                           // Chunks: 3 ranges one after another, replayed and launched.
+                                           TrialCase{lp::Scheme::dp54ip, DType::f64, true, true, false, 3, false},
+                                           TrialCase{lp::Scheme::rk4ip, DType::f64, false, true, true, 3, false}));
 
 TEST(CudaEngine, RefusesPerMemberEvaluation) {
   Batch b(mixed_configs(lp::Scheme::rk4ip));
