@@ -5,7 +5,9 @@
 // kernel by kernel ("fused-launches", for profilers that see launches only), the fused trial
 // as one range of members or four instead of the default two lanes ("fused-lanes1",
 // "fused-lanes4", CudaOptions::lanes), or as four or eight ranges one after another
-// ("fused-chunks4", "fused-chunks8", CudaOptions::concurrent_lanes = false):
+// ("fused-chunks4", "fused-chunks8", CudaOptions::concurrent_lanes = false), or with another
+// share of L2 prefetched than the default ("fused-prefetch0", "fused-prefetch25",
+// "fused-prefetch75", "fused-lanes1-prefetch0", CudaOptions::l2_prefetch):
 // member-steps per second, the time the same transforms take alone (the floor: batched cuFFT
 // plans made as the engine makes them, timed with CUDA events) and the ratio floor / measured.
 // Also the float32 error against float64 on the whole Dudley case.
@@ -122,7 +124,11 @@ constexpr Variant kVariants[] = {{"graph", {true, false}},
                                   {"fused-lanes1", {true, true, 1}},
                                   {"fused-lanes4", {true, true, 4}},
                                   {"fused-chunks4", {true, true, 4, false}},
-                                  {"fused-chunks8", {true, true, 8, false}}};
+                                  {"fused-chunks8", {true, true, 8, false}},
+                                  {"fused-prefetch0", {true, true, 2, true, 0.0}},
+                                  {"fused-prefetch25", {true, true, 2, true, 0.25}},
+                                  {"fused-prefetch75", {true, true, 2, true, 0.75}},
+                                  {"fused-lanes1-prefetch0", {true, true, 1, true, 0.0}}};
 
 // Times `steps` accepted steps of `members` members after two warm-up steps.
 std::string time_scheme(const char* name, lp::Scheme scheme, std::int64_t members, std::int64_t steps,

@@ -46,6 +46,13 @@ struct CudaOptions {
   /// so that the rows a stage writes for a range are read by its next stage while they are
   /// still in L2 (a whole batch's row, 134 MB at 1024 members of 2^13 points, is not).
   bool concurrent_lanes = true;
+  /// With the fused evaluation: the share of the device's L2 cache, in [0, 1], that each
+  /// evaluation asks to be filled ahead of time, while its transforms run, with the stage rows
+  /// of the members whose blocks take the multiprocessors next (and with the rows its own
+  /// candidate reads after its transforms). The kernel holds one member per multiprocessor and
+  /// reads its rows before its transforms, so without this, memory is idle while every block
+  /// transforms and the transforms wait while every block loads. 0: no prefetch.
+  double l2_prefetch = 0.5;
 };
 
 /// Which engine runs a batch of GNLSE members, and how (make_gnlse_engine, physics_problem.hpp).

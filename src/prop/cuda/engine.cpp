@@ -202,6 +202,7 @@ class CudaEngine final : public Engine {
   cudaStream_t stream_ = nullptr, copy_stream_ = nullptr;
   bool use_graphs_;
   bool fused_;  // each evaluation of N as one kernel (fused_evaluation.cu), where the build has it
+  cuda::Prefetch prefetch_;                   // the fused evaluation's (CudaOptions::l2_prefetch)
   std::vector<std::unique_ptr<Lane>> lanes_;  // empty: the trial runs as one range on stream_
   Event fork_;                                // the lanes start from stream_
   std::vector<CapturedTrial> graphs_;
@@ -270,6 +271,8 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, const Cuda
       use_graphs_(options.graphs),
       fused_(options.fused_evaluation && cuda::fused_evaluation_supported<R>(n_)) {
   if (options.lanes < 1) invalid_argument(kWhere, "lanes = ", options.lanes, " must be ≥ 1");
+  if (!(options.l2_prefetch >= 0 && options.l2_prefetch <= 1))
+    invalid_argument(kWhere, "l2_prefetch = ", options.l2_prefetch, " must lie in [0, 1]");
   if (static_cast<int>(plan_.deltas.size()) > cuda::Exponents::kMax)
     invalid_argument(kWhere, tableau.name, " needs more exponentials than the engine supports");
   const int s = plan_.stages;
@@ -423,7 +426,13 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, const Cuda
     k_rows_.push_back(k_values_.get() + j * total());
   }
   if (fused_) {
-    cuda::prepare_fused_evaluation<R>(n_);
+    const int per_multiprocessor = cuda::prepare_fused_evaluation<R>(n_, raman_);
+    int device = 0, multiprocessors = 0, l2 = 0;
+    check(cudaGetDevice(&device), "cudaGetDevice");
+    check(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+    check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device), "cudaDeviceGetAttribute");
+    prefetch_.ahead = std::int64_t{per_multiprocessor} * multiprocessors;
+    if (prefetch_.ahead > 0) prefetch_.budget = static_cast<std::int64_t>(options.l2_prefetch * l2) / prefetch_.ahead;
   } else if (raman_) {
     intensity_ = DeviceArray<R>(total());
     half_spectrum_ = DeviceArray<Cx>(m_ * half);
@@ -540,7 +549,7 @@ void CudaEngine<R>::evaluate(const cuda::Combination<R>& input, const cuda::Stag
     const std::int64_t f = range.first;
     cuda::fused_evaluation<R>(cuda::from_member(input, f, n_), cuda::from_member(out, f, n_), group_.get() + f,
                               raman_ ? raman_response_.get() : nullptr, gamma_shock_.get(), kerr_.get() + f,
-                              raman_coefficient_.get() + f, n_, range.count, range.stream);
+                              raman_coefficient_.get() + f, n_, range.count, prefetch_, range.stream);
     return;
   }
   // The cuFFT path has no lanes: the range is the whole batch, on stream_.

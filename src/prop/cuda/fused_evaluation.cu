@@ -132,12 +132,36 @@ __device__ void raman_convolution(R (&x)[Transforms<R, N>::points_per_thread], c
   for (unsigned j = 0; j < T::points_per_thread; ++j) x[j] = reals[t + j * S];
 }
 
+/// Asks L2 for the first `bytes` (a multiple of 16) from `offset` on of each row c reads
+/// (cp.async.bulk.prefetch, sm_90: one instruction a row, nothing waits on it); thread t of
+/// [0, 2·kMaxTerms + 2) asks for one row. The term loops unroll, so that no parameter array is
+/// indexed at run time.
+template <class R>
+__device__ __forceinline__ void prefetch_rows(const Combination<R>& c, std::int64_t offset, unsigned bytes,
+                                              unsigned t) {
+  constexpr int K = Combination<R>::kMaxTerms;
+  const auto ask = [&](const C<R>* row) {
+    if (row)
+      asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(__cvta_generic_to_global(row + offset)),
+                   "r"(bytes)
+                   : "memory");
+  };
+#pragma unroll
+  for (int r = 0; r < K; ++r) {
+    if (t == static_cast<unsigned>(r) && r < c.frames) ask(c.frame[r]);
+    if (t == static_cast<unsigned>(K + r) && r < c.directs) ask(c.direct[r]);
+  }
+  if (t == 2 * K) ask(c.frame_y0);
+  if (t == 2 * K + 1) ask(c.direct_y0);
+}
+
 // Norm: out.error is set (a template parameter, so that the other evaluations keep the
 // registers the norm's code would take: at 2^13 float64 points they already spill).
 template <class R, unsigned N, bool Raman, bool Norm>
 __global__ void __launch_bounds__(Transforms<R, N>::threads, 1)
 fused_evaluation_kernel(Combination<R> input, StageOutput<R> out, const int* group, const C<R>* response,
-                        const R* gamma_shock, const R* kerr, const R* raman) {
+                        const R* gamma_shock, const R* kerr, const R* raman, std::int64_t ahead,
+                        unsigned prefetch_bytes) {
   using T = Transforms<R, N>;
   using V = typename T::Value;
   constexpr unsigned P = T::points_per_thread;
@@ -157,6 +181,12 @@ fused_evaluation_kernel(Combination<R> input, StageOutput<R> out, const int* gro
     // The partial estimate reads the rows the input just read (in L1).
     if constexpr (Norm) out.error.scratch[i] = combine_at<R>(out.error.partial, h, i, k, g);
     a[j] = V{v.x, v.y};
+  }
+  if (prefetch_bytes) {
+    // Memory would idle through the transforms: the rows of the member whose block follows this
+    // one, and those this block's candidate reads at its end, are fetched into L2 meanwhile.
+    if (m + ahead < gridDim.x) prefetch_rows(input, (m + ahead) * N, prefetch_bytes, threadIdx.x);
+    if (out.candidate) prefetch_rows(out.solution, m * N, prefetch_bytes, threadIdx.x - 32u);
   }
   typename T::Forward().execute(a, shared);  // a = n·A
   if (target.out) {
@@ -267,6 +297,12 @@ bool with_size(std::int64_t n, F&& f) {
   }
 }
 
+/// How many rows a combination reads.
+template <class R>
+int rows_read(const Combination<R>& c) {
+  return c.frames + c.directs + (c.frame_y0 ? 1 : 0) + (c.direct_y0 ? 1 : 0);
+}
+
 void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) runtime_failure("prop.cuda_fused", what, ": ", cudaGetErrorString(e));
 }
@@ -279,13 +315,14 @@ bool fused_evaluation_supported(std::int64_t n) {
 }
 
 template <class R>
-void prepare_fused_evaluation(std::int64_t n) {
-  const bool known = with_size<R>(n, [](auto size) {
+int prepare_fused_evaluation(std::int64_t n, bool raman) {
+  int resident = 0;
+  const bool known = with_size<R>(n, [&](auto size) {
     constexpr unsigned N = decltype(size)::value;
     using T = Transforms<R, N>;
-    const auto allow = [](auto kernel, bool raman) {
+    const auto allow = [](auto kernel, bool with_raman) {
       check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 static_cast<int>(T::shared_bytes(raman))),
+                                 static_cast<int>(T::shared_bytes(with_raman))),
             "cudaFuncSetAttribute");
     };
     allow(fused_evaluation_kernel<R, N, false, false>, false);
@@ -293,20 +330,29 @@ void prepare_fused_evaluation(std::int64_t n) {
     allow(fused_evaluation_kernel<R, N, true, false>, true);
     allow(fused_evaluation_kernel<R, N, true, true>, true);
     allow(fused_measures_kernel<R, N>, false);
+    const auto kernel = raman ? fused_evaluation_kernel<R, N, true, false> : fused_evaluation_kernel<R, N, false, false>;
+    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, static_cast<int>(T::threads),
+                                                        T::shared_bytes(raman)),
+          "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
   });
   if (!known) invalid_argument("prop.cuda_fused", "no fused evaluation of N for ", n, " points");
+  return resident;
 }
+
 
 template <class R>
 void fused_evaluation(const Combination<R>& input, const StageOutput<R>& out, const int* group,
                       const C<R>* raman_response, const R* gamma_shock, const R* kerr, const R* raman, std::int64_t n,
-                      std::int64_t rows, cudaStream_t stream) {
+                      std::int64_t rows, const Prefetch& prefetch, cudaStream_t stream) {
   const bool known = with_size<R>(n, [&](auto size) {
     constexpr unsigned N = decltype(size)::value;
     using T = Transforms<R, N>;
+    const int asked = rows_read(input) + (out.candidate ? rows_read(out.solution) : 0);
+    const std::int64_t share = asked > 0 ? prefetch.budget / asked : 0;
+    const auto bytes = static_cast<unsigned>(std::min<std::int64_t>(share, N * sizeof(C<R>)) / 16 * 16);
     const auto launch = [&](auto kernel, bool with_raman) {
       kernel<<<static_cast<unsigned>(rows), T::threads, T::shared_bytes(with_raman), stream>>>(
-          input, out, group, raman_response, gamma_shock, kerr, raman);
+          input, out, group, raman_response, gamma_shock, kerr, raman, prefetch.ahead, bytes);
     };
     const bool norm = out.error.out != nullptr;
     if (raman_response)
@@ -332,9 +378,10 @@ void fused_measures(const C<R>* y, const double* omega, double omega0, double dt
 
 #define LOCKSTEP_PROP_FUSED(R)                                                                              \
   template bool fused_evaluation_supported<R>(std::int64_t);                                                \
-  template void prepare_fused_evaluation<R>(std::int64_t);                                                  \
+  template int prepare_fused_evaluation<R>(std::int64_t, bool);                                            \
   template void fused_evaluation<R>(const Combination<R>&, const StageOutput<R>&, const int*, const C<R>*, \
-                                    const R*, const R*, const R*, std::int64_t, std::int64_t, cudaStream_t); \
+                                    const R*, const R*, const R*, std::int64_t, std::int64_t, const Prefetch&, \
+                                    cudaStream_t);                                                          \
   template void fused_measures<R>(const C<R>*, const double*, double, double, double, double*, std::int64_t,   \
                                   std::int64_t, cudaStream_t);
 LOCKSTEP_PROP_FUSED(float)

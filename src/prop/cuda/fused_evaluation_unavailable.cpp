@@ -14,13 +14,13 @@ bool fused_evaluation_supported(std::int64_t) {
 }
 
 template <class R>
-void prepare_fused_evaluation(std::int64_t) {
+int prepare_fused_evaluation(std::int64_t, bool) {
   runtime_failure("prop.cuda_fused", kUnavailable);
 }
 
 template <class R>
 void fused_evaluation(const Combination<R>&, const StageOutput<R>&, const int*, const C<R>*, const R*, const R*,
-                      const R*, std::int64_t, std::int64_t, cudaStream_t) {
+                      const R*, std::int64_t, std::int64_t, const Prefetch&, cudaStream_t) {
   runtime_failure("prop.cuda_fused", kUnavailable);
 }
 
@@ -32,14 +32,14 @@ void fused_measures(const C<R>*, const double*, double, double, double, double*,
 
 template bool fused_evaluation_supported<float>(std::int64_t);
 template bool fused_evaluation_supported<double>(std::int64_t);
-template void prepare_fused_evaluation<float>(std::int64_t);
-template void prepare_fused_evaluation<double>(std::int64_t);
+template int prepare_fused_evaluation<float>(std::int64_t, bool);
+template int prepare_fused_evaluation<double>(std::int64_t, bool);
 template void fused_evaluation<float>(const Combination<float>&, const StageOutput<float>&, const int*,
                                       const C<float>*, const float*, const float*, const float*, std::int64_t,
-                                      std::int64_t, cudaStream_t);
+                                      std::int64_t, const Prefetch&, cudaStream_t);
 template void fused_evaluation<double>(const Combination<double>&, const StageOutput<double>&, const int*,
                                        const C<double>*, const double*, const double*, const double*, std::int64_t,
-                                       std::int64_t, cudaStream_t);
+                                       std::int64_t, const Prefetch&, cudaStream_t);
 
 template void fused_measures<float>(const C<float>*, const double*, double, double, double, double*, std::int64_t,
                                     std::int64_t, cudaStream_t);

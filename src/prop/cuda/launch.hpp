@@ -171,14 +171,25 @@ template <class R>
 void measures(const C<R>* y, const C<R>* a, const double* omega, double omega0, double dt, double hbar, double* out,
               std::int64_t members, std::int64_t n, cudaStream_t stream);
 
+/// The fused evaluation's L2 prefetch (CudaOptions::l2_prefetch): as its transforms start, the
+/// block of member m asks L2 for the stage rows of member m + ahead, whose block takes a
+/// multiprocessor next (blocks start in index order, `ahead` of them resident at once), and for
+/// the rows its own candidate reads after the transforms: the first `bytes` of each member's
+/// part of each row, bytes = budget / rows (a multiple of 16, at most a row). budget 0: none.
+struct Prefetch {
+  std::int64_t ahead = 0;
+  std::int64_t budget = 0;  // bytes per block
+};
+
 /// Whether this build has the fused evaluation of N (fused_evaluation.cu) for rows of n points
 /// in precision R.
 template <class R>
 bool fused_evaluation_supported(std::int64_t n);
 /// Sets the fused kernels' shared-memory limits for n points (once, before any launch or
-/// capture).
+/// capture); returns how many blocks of the evaluation kernel (with the Raman term or not) a
+/// multiprocessor holds at once.
 template <class R>
-void prepare_fused_evaluation(std::int64_t n);
+int prepare_fused_evaluation(std::int64_t n, bool raman);
 /// One evaluation of N for every member in one kernel: the stage input `input` formed, its
 /// transform to time, a ← a · (kerr_m |a|² + raman_m h_R ⊛ |a|²) (raman_response = nullptr: no
 /// Raman term), the transform back and N = i·γs(ω)·a into `out`, as the cuFFT path's
@@ -186,7 +197,7 @@ void prepare_fused_evaluation(std::int64_t n);
 template <class R>
 void fused_evaluation(const Combination<R>& input, const StageOutput<R>& out, const int* group,
                       const C<R>* raman_response, const R* gamma_shock, const R* kerr, const R* raman, std::int64_t n,
-                      std::int64_t rows, cudaStream_t stream);
+                      std::int64_t rows, const Prefetch& prefetch, cudaStream_t stream);
 /// measures() in one kernel, for n where fused_evaluation_supported<R>(n): a thread block per
 /// member reads the spectrum y once and transforms it to time in registers (no time row).
 template <class R>

@@ -218,6 +218,14 @@ TEST(CudaEngine, RefusesFewerThanOneLane) {
                std::invalid_argument);
 }
 
+TEST(CudaEngine, RefusesAnL2PrefetchOutsideZeroToOne) {
+  Batch b(mixed_configs(lp::Scheme::rk4ip));
+  for (const double share : {-0.1, 1.5, std::nan("")})
+    EXPECT_THROW(lp::make_cuda_engine(b.pointers, lp::tableau(lp::Scheme::rk4ip), DType::f64, {true, true, 2, true, share}),
+                 std::invalid_argument)
+        << share;
+}
+
 // A member whose start holds a NaN: its candidate is not finite and its norm NaN, on every
 // path (the FSAL evaluation forms the norms on the fused one), while the others' stay finite.
 TEST(CudaEngine, FlagsANonFiniteCandidate) {

@@ -154,9 +154,12 @@ void compare(std::int64_t n, bool raman) {
     cuda::finish_stage<R>(time.p, gamma_shock.p, group.p, output(in_ref, n_ref, k_ref), n, members, stream);
     ok(cudaDeviceSynchronize(), "cuFFT path");
   }
-  cuda::prepare_fused_evaluation<R>(n);
+  ASSERT_GE(cuda::prepare_fused_evaluation<R>(n, raman), 1);
+  // With the L2 prefetch on (two members ahead, whole rows): a hint that must change nothing
+  // and touch no memory outside the rows (memcheck runs these cases).
+  const cuda::Prefetch prefetch{2, std::int64_t{1} << 24};
   cuda::fused_evaluation<R>(input, output(in_fused, n_fused, k_fused), group.p, raman ? response.p : nullptr,
-                            gamma_shock.p, kerr.p, raman_coefficients, n, members, stream);
+                            gamma_shock.p, kerr.p, raman_coefficients, n, members, prefetch, stream);
   ok(cudaGetLastError(), "fused evaluation launch");
   ok(cudaDeviceSynchronize(), "fused evaluation");
 
@@ -195,7 +198,7 @@ void compare_measures(std::int64_t n) {
   const cuda::FftPlan c2c(cuda::Fft<R>::c2c, n, members, stream);
   cuda::Fft<R>::complex(c2c.get(), y.p, time.p, CUFFT_FORWARD);
   cuda::measures<R>(y.p, time.p, omega.p, omega0, dt, hbar, reference.p, members, n, stream);
-  cuda::prepare_fused_evaluation<R>(n);
+  cuda::prepare_fused_evaluation<R>(n, false);
   cuda::fused_measures<R>(y.p, omega.p, omega0, dt, hbar, fused.p, members, n, stream);
   ok(cudaGetLastError(), "fused measures launch");
   ok(cudaDeviceSynchronize(), "measures");
