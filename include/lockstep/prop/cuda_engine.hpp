@@ -21,6 +21,9 @@
 // each member's error norm, so no reduction pass rereads the stage rows. The members split into
 // CudaOptions::lanes contiguous ranges whose trials run on streams of their own (branches of the
 // one captured graph), so that one range's memory-bound passes run beside another's evaluations.
+// The evaluation kernel holds one member per multiprocessor and reads its rows before its
+// transforms; while the transforms run, it asks L2 for the rows of the member whose block comes
+// next (CudaOptions::l2_prefetch), so that the memory does not idle meanwhile.
 //
 // Precision: float64 by default; float32 (the same kernels and cuFFT's single-precision plans;
 // exponentials and reductions still in double) as an option.
