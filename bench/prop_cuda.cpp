@@ -7,7 +7,7 @@
 // "fused-lanes4", CudaOptions::lanes), or as four or eight ranges one after another
 // ("fused-chunks4", "fused-chunks8", CudaOptions::concurrent_lanes = false), or with another
 // share of L2 prefetched than the default ("fused-prefetch0", "fused-prefetch25",
-// "fused-prefetch50", "fused-prefetch100", "fused-lanes1-prefetch0", CudaOptions::l2_prefetch):
+// "fused-prefetch75", "fused-prefetch100", "fused-lanes1-prefetch0", CudaOptions::l2_prefetch):
 // member-steps per second, the time the same transforms take alone (the floor: batched cuFFT
 // plans made as the engine makes them, timed with CUDA events) and the ratio floor / measured.
 // Also the float32 error against float64 on the whole Dudley case.
@@ -127,7 +127,7 @@ constexpr Variant kVariants[] = {{"graph", {true, false}},
                                   {"fused-chunks8", {true, true, 8, false}},
                                   {"fused-prefetch0", {true, true, 2, true, 0.0}},
                                   {"fused-prefetch25", {true, true, 2, true, 0.25}},
-                                  {"fused-prefetch50", {true, true, 2, true, 0.5}},
+                                  {"fused-prefetch75", {true, true, 2, true, 0.75}},
                                   {"fused-prefetch100", {true, true, 2, true, 1.0}},
                                   {"fused-lanes1-prefetch0", {true, true, 1, true, 0.0}}};
 

@@ -52,7 +52,7 @@ struct CudaOptions {
   /// candidate reads after its transforms). The kernel holds one member per multiprocessor and
   /// reads its rows before its transforms, so without this, memory is idle while every block
   /// transforms and the transforms wait while every block loads. 0: no prefetch.
-  double l2_prefetch = 0.75;
+  double l2_prefetch = 0.5;
 };
 
 /// Which engine runs a batch of GNLSE members, and how (make_gnlse_engine, physics_problem.hpp).
