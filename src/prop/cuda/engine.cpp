@@ -93,16 +93,21 @@ class Event {
   cudaEvent_t event_ = nullptr;
 };
 
-std::int64_t rows_per_member(const StagePlan& plan, bool fused) {
+// Whether the FSAL evaluation forms the error norms (cuda::ErrorTarget, its partial estimate
+// in a row of its own) instead of a pass of their own (cuda::norms).
+bool fsal_forms_norms(const Tableau& tableau, const StagePlan& plan, bool fused) {
+  return fused && plan.fsal_stage && tableau.has_error_estimate();
+}
+
+std::int64_t rows_per_member(const Tableau& tableau, const StagePlan& plan, bool fused) {
   // y, candidate, A_I, time samples; N_j and k_j per stage; exponentials (one per exponent
   // plus the dense output's) and physics (L: 1, γs: ½, H_R: ½, windows: 1) per group, counted
   // per member; cuFFT's work area (1); the planes on their way to the host (2). The fused path
   // needs the time row and work area for time windows only; they are counted all the same. The
   // cuFFT path also needs the stage input and the intensity with its half spectrum (1 each);
-  // the fused path with an FSAL stage and an error estimate the partial estimate (1).
+  // the fused path, where the FSAL evaluation forms the norms, the partial estimate (1).
   const std::int64_t rows = 4 + 2 * plan.stages + static_cast<std::int64_t>(plan.deltas.size()) + 1 + 3 + 1 + 2;
-  const bool estimated = plan.error.has_frame() || !plan.error.direct.empty();
-  if (fused) return plan.fsal_stage && estimated ? rows + 1 : rows;
+  if (fused) return fsal_forms_norms(tableau, plan, fused) ? rows + 1 : rows;
   return rows + 2;
 }
 
@@ -288,7 +293,7 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, const Cuda
       solution_rest_ = std::move(rest);
     }
   }
-  if (fused_ && plan_.fsal_stage && tableau.has_error_estimate()) {
+  if (fsal_forms_norms(tableau, plan_, fused_)) {
     // The FSAL stage sits at the error's node (c = 1): its term, if any, is a direct one.
     StagePlan::Consumer rest = plan_.error;
     const auto last = std::find_if(rest.direct.begin(), rest.direct.end(), is_last);
@@ -875,7 +880,7 @@ std::int64_t cuda_engine_bytes_per_member(const Tableau& tableau, std::int64_t p
                                           const CudaOptions& options) {
   const std::int64_t complex_bytes = precision == DType::f32 ? 8 : 16;
   const bool fused = options.fused_evaluation && cuda_fused_evaluation_available(points, precision);
-  return rows_per_member(StagePlan(tableau), fused) * points * complex_bytes;
+  return rows_per_member(tableau, StagePlan(tableau), fused) * points * complex_bytes;
 }
 
 std::int64_t cuda_free_memory() {
