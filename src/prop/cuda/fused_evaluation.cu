@@ -132,13 +132,18 @@ __device__ void raman_convolution(R (&x)[Transforms<R, N>::points_per_thread], c
   for (unsigned j = 0; j < T::points_per_thread; ++j) x[j] = reals[t + j * S];
 }
 
-/// Asks L2 for the first `bytes` (a multiple of 16) from `offset` on of each row c reads
-/// (cp.async.bulk.prefetch, sm_90: one instruction a row, nothing waits on it); thread t of
-/// [0, 2·kMaxTerms + 2) asks for one row. The term loops unroll, so that no parameter array is
-/// indexed at run time.
+/// The rows a combination may read: kMaxTerms frame rows, kMaxTerms direct ones, frame_y0 and
+/// direct_y0.
 template <class R>
-__device__ __forceinline__ void prefetch_rows(const Combination<R>& c, std::int64_t offset, unsigned bytes,
-                                              unsigned t) {
+constexpr unsigned kCombinationRows = 2 * Combination<R>::kMaxTerms + 2;
+
+/// Asks L2 for the first `bytes` (a multiple of 16) from `offset` on of row q of those c may
+/// read (nothing where c reads no such row, or q ≥ kCombinationRows), with cp.async.bulk.prefetch
+/// (sm_90: one instruction a row, nothing waits on it). The term loops unroll, so that no
+/// parameter array is indexed at run time.
+template <class R>
+__device__ __forceinline__ void prefetch_row(const Combination<R>& c, std::int64_t offset, unsigned bytes,
+                                             unsigned q) {
   constexpr int K = Combination<R>::kMaxTerms;
   const auto ask = [&](const C<R>* row) {
     if (row)
@@ -148,11 +153,11 @@ __device__ __forceinline__ void prefetch_rows(const Combination<R>& c, std::int6
   };
 #pragma unroll
   for (int r = 0; r < K; ++r) {
-    if (t == static_cast<unsigned>(r) && r < c.frames) ask(c.frame[r]);
-    if (t == static_cast<unsigned>(K + r) && r < c.directs) ask(c.direct[r]);
+    if (q == static_cast<unsigned>(r) && r < c.frames) ask(c.frame[r]);
+    if (q == static_cast<unsigned>(K + r) && r < c.directs) ask(c.direct[r]);
   }
-  if (t == 2 * K) ask(c.frame_y0);
-  if (t == 2 * K + 1) ask(c.direct_y0);
+  if (q == 2 * K) ask(c.frame_y0);
+  if (q == 2 * K + 1) ask(c.direct_y0);
 }
 
 // Norm: out.error is set (a template parameter, so that the other evaluations keep the
@@ -184,9 +189,11 @@ fused_evaluation_kernel(Combination<R> input, StageOutput<R> out, const int* gro
   }
   if (prefetch_bytes) {
     // Memory would idle through the transforms: the rows of the member whose block follows this
-    // one, and those this block's candidate reads at its end, are fetched into L2 meanwhile.
-    if (m + ahead < gridDim.x) prefetch_rows(input, (m + ahead) * N, prefetch_bytes, threadIdx.x);
-    if (out.candidate) prefetch_rows(out.solution, m * N, prefetch_bytes, threadIdx.x - 32u);
+    // one, and those this block's candidate reads at its end, are fetched into L2 meanwhile. The
+    // first threads ask for the former, the last threads for the latter, a row each.
+    static_assert(T::threads >= kCombinationRows<R>, "a thread for every row a combination may read");
+    if (m + ahead < gridDim.x) prefetch_row(input, (m + ahead) * N, prefetch_bytes, threadIdx.x);
+    if (out.candidate) prefetch_row(out.solution, m * N, prefetch_bytes, T::threads - 1 - threadIdx.x);
   }
   typename T::Forward().execute(a, shared);  // a = n·A
   if (target.out) {
@@ -338,7 +345,6 @@ int prepare_fused_evaluation(std::int64_t n, bool raman) {
   if (!known) invalid_argument("prop.cuda_fused", "no fused evaluation of N for ", n, " points");
   return resident;
 }
-
 
 template <class R>
 void fused_evaluation(const Combination<R>& input, const StageOutput<R>& out, const int* group,
