@@ -29,7 +29,7 @@ void HostEngine::load(std::int64_t member, const Complex* spectrum, const ErrorC
   measures_[static_cast<std::size_t>(member)] = problem_.measure(member, spectrum);
 }
 
-void HostEngine::trial(double h, Evaluation evaluation) {
+void HostEngine::start_trial(double h, Evaluation evaluation) {
   if (evaluation == Evaluation::batched) {
     stepper_.trial(0, members(), h);
   } else {

@@ -20,7 +20,8 @@ class HostEngine final : public Engine {
   std::int64_t members() const override { return stepper_.members(); }
   std::int64_t points() const override { return stepper_.points(); }
   void load(std::int64_t member, const Complex* spectrum, const ErrorControl& control) override;
-  void trial(double h, Evaluation evaluation) override;
+  void start_trial(double h, Evaluation evaluation) override;
+  void finish_trial() override {}  // start_trial computes the trial
   int evaluations(std::int64_t member) const override { return stepper_.evaluations(member); }
   std::int64_t ffts_per_evaluation(std::int64_t member) const override {
     return problem_.ffts_per_evaluation(member);

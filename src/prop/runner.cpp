@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <vector>
 
 #include "lockstep/core/error.hpp"
 #include "host_engine.hpp"
@@ -93,6 +95,15 @@ class LockstepRun {
       else
         run_fixed();
     } catch (...) {
+      // A trial started ahead is finished (its candidate dropped), so that the engine takes calls
+      // again; an error of its own gives way to the one being thrown.
+      if (started_h_) {
+        started_h_.reset();
+        try {
+          engine_.finish_trial();
+        } catch (...) {
+        }
+      }
       read_spectra();
       throw;
     }
@@ -115,17 +126,27 @@ class LockstepRun {
     engine_.finish_reads();  // and every plane before them
   }
 
-  // Computes the trial of every member and books its evaluations; returns the wall time.
+  // Starts the trial of a step of length h for every member (finished by trial(h)).
+  void start_trial(double h) {
+    trial_start_ = clock::now();
+    engine_.start_trial(h, options_.evaluation);
+    started_h_ = h;
+  }
+
+  // Finishes the trial of a step of length h, the one started ahead or one started now, and
+  // books its evaluations; returns its wall time (start to finish).
   double trial(double h) {
-    const auto t0 = clock::now();
-    engine_.trial(h, options_.evaluation);
+    if (!started_h_) start_trial(h);
+    if (*started_h_ != h) runtime_failure(kWhere, "the trial started ahead was of ", *started_h_, " m, not ", h, " m");
+    started_h_.reset();
+    engine_.finish_trial();
     for (std::int64_t i = 0; i < count_; ++i) {
       Ledger& l = member(i).ledger_;
       const int evals = engine_.evaluations(i);
       l.rhs_evaluations += evals;
       l.ffts += evals * engine_.ffts_per_evaluation(i);
     }
-    return std::chrono::duration<double>(clock::now() - t0).count();
+    return std::chrono::duration<double>(clock::now() - trial_start_).count();
   }
 
   // The largest member norm (NaN when the scheme has none) and the member that has it; the
@@ -180,8 +201,11 @@ class LockstepRun {
 
   // Accepts every member's candidate as the field at z1 (= z0 + h): planes inside the step (dense
   // output) and at its end, windows, statistics and the ledger. The members of a batch save
-  // the same planes (they share schedule and position).
-  void accept(double z0, double z1, double h, double seconds) {
+  // the same planes (they share schedule and position). With `ahead`, the trial of the next
+  // step (of that length) is started before the statistics and the ledger are written, so that
+  // the device computes it meanwhile: for a thousand members that bookkeeping takes about as
+  // long as a tenth of a trial.
+  void accept(double z0, double z1, double h, double seconds, std::optional<double> ahead) {
     const double share = seconds / static_cast<double>(count_);
     const auto& pl = planes();
     engine_.accept();
@@ -195,11 +219,21 @@ class LockstepRun {
     }
     if (p < pl.size() && pl[p] <= z1 + tol_)
       save_plane(pl[p], [&](std::span<Complex* const> rows) { engine_.read_solutions(rows); });
+    // The next trial rewrites the norms.
+    norms_.resize(static_cast<std::size_t>(count_));
+    for (std::int64_t i = 0; i < count_; ++i) norms_[static_cast<std::size_t>(i)] = engine_.norm(i);
+    if (ahead) start_trial(*ahead);
+    // On a fixed schedule: the step ends reached (not yet the end of a step being subdivided).
+    const auto& ends = member(0).schedule_.step_ends;
+    const auto position = member(0).config_.stepping.adaptive
+                              ? std::int64_t{0}
+                              : std::upper_bound(ends.begin(), ends.end(), z1 + tol_) - ends.begin();
     for (std::int64_t i = 0; i < count_; ++i) {
-      record_row(i, z1, h, engine_.norm(i));
+      record_row(i, z1, h, norms_[static_cast<std::size_t>(i)]);
       Ledger& l = member(i).ledger_;
       ++l.accepted_steps;
       l.z = z1;
+      l.schedule_position = position;
       l.wall_time += share;
     }
     ++steps_;
@@ -217,11 +251,39 @@ class LockstepRun {
     }
   }
 
+  // An adaptive step from z: the proposal dz (capped by stepping.max_step), or up to the fibre
+  // end or, without dense output, the next plane when it would reach them (`shortened` when
+  // that made it shorter).
+  struct AdaptiveStep {
+    double h, z1;
+    bool shortened;
+  };
+  AdaptiveStep adaptive_step(double z, double dz) const {
+    const SteppingConfig& st = member(0).config_.stepping;
+    dz = std::min(dz, st.max_step > 0 ? st.max_step : length_);
+    double z1 = z + dz;
+    bool shortened = false;
+    if (z1 >= length_ - tol_) {
+      z1 = length_;
+      shortened = z1 - z < dz;
+    }
+    if (!engine_.tableau().has_dense_output()) {
+      const auto& pl = planes();
+      const auto next = std::upper_bound(pl.begin(), pl.end(), z + tol_);
+      if (next != pl.end() && z1 >= *next - tol_) {
+        shortened = shortened || *next < z1;
+        z1 = *next;
+      }
+    }
+    return {z1 - z, z1, shortened};
+  }
+
+  // Whether options.max_steps lets the run take a step after `taken` steps.
+  bool step_allowed(std::int64_t taken) const { return options_.max_steps <= 0 || taken < options_.max_steps; }
+
   void run_adaptive() {
     const SteppingConfig& st = member(0).config_.stepping;
     const StepController controller(engine_.tableau().embedded_order);
-    const bool dense = engine_.tableau().has_dense_output();
-    const double max_step = st.max_step > 0 ? st.max_step : length_;
     double dz = std::numeric_limits<double>::infinity(), previous = 0;
     for (std::int64_t i = 0; i < count_; ++i) {
       const Ledger& l = member(i).ledger_;
@@ -230,25 +292,9 @@ class LockstepRun {
     }
     double z = member(0).ledger_.z;
     int rejections = 0;
-    while (z < length_ - tol_) {
-      if (options_.max_steps > 0 && steps_ >= options_.max_steps) return;
-      dz = std::min(dz, max_step);
-      // The end of this step: the proposal, or the fibre end / next plane it would reach.
-      double h = dz, z1 = z + dz;
-      bool shortened = false;
-      if (z1 >= length_ - tol_) {
-        z1 = length_;
-        shortened = z1 - z < dz;
-      }
-      if (!dense) {
-        const auto& pl = planes();
-        const auto next = std::upper_bound(pl.begin(), pl.end(), z + tol_);
-        if (next != pl.end() && z1 >= *next - tol_) {
-          shortened = shortened || *next < z1;
-          z1 = *next;
-        }
-      }
-      h = z1 - z;
+    while (z < length_ - tol_ && step_allowed(steps_)) {
+      const AdaptiveStep step = adaptive_step(z, dz);
+      const double h = step.h;
       const double seconds = trial(h);
       const BatchNorm b = batch_norm();
       if (!b.finite || b.norm > 1) {
@@ -263,24 +309,30 @@ class LockstepRun {
                           " m, below stepping.min_step = ", st.min_step, " m, at z = ", z, " m");
         continue;
       }
-      accept(z, z1, h, seconds);
       double next = controller.after_accept(h, b.norm, previous, rejections > 0);
       // A step shortened to meet a plane or the end says little about the step the controller
       // had proposed: keep that proposal when it is larger.
-      if (shortened) next = std::max(next, dz);
+      if (step.shortened) next = std::max(next, dz);
       dz = next;
       previous = b.norm;
       rejections = 0;
-      z = z1;
+      // The controller's memory is in the ledger before the step is booked, so that a run
+      // interrupted by the booking's progress call resumes as it would have gone on.
       for (std::int64_t i = 0; i < count_; ++i) {
         member(i).ledger_.next_dz = dz;
         member(i).ledger_.previous_error = previous;
       }
+      // The next step's trial goes ahead of this step's bookkeeping.
+      std::optional<double> ahead;
+      if (step.z1 < length_ - tol_ && step_allowed(steps_ + 1)) ahead = adaptive_step(step.z1, dz).h;
+      accept(z, step.z1, h, seconds, ahead);
+      z = step.z1;
     }
   }
 
-  // One step of a fixed schedule from z0 to z1, halved under the subdivide policy.
-  void fixed_step(double z0, double z1, int depth) {
+  // One step of a fixed schedule from z0 to z1, halved under the subdivide policy; `next`: the
+  // length of the schedule's step after it, if any, whose trial its acceptance starts.
+  void fixed_step(double z0, double z1, int depth, std::optional<double> next) {
     const SteppingConfig& st = member(0).config_.stepping;
     const double h = z1 - z0;
     const double seconds = trial(h);
@@ -295,25 +347,25 @@ class LockstepRun {
       if (st.policy == FixedPolicy::subdivide && depth < options_.max_subdivisions) {
         reject(seconds);
         const double mid = z0 + h / 2;
-        fixed_step(z0, mid, depth + 1);
-        fixed_step(mid, z1, depth + 1);
+        fixed_step(z0, mid, depth + 1, std::nullopt);
+        fixed_step(mid, z1, depth + 1, next);
         return;
       }
       for (std::int64_t i = 0; i < count_; ++i)
         if (engine_.norm(i) > 1) ++member(i).ledger_.tolerance_violations;
     }
-    accept(z0, z1, h, seconds);
+    accept(z0, z1, h, seconds, step_allowed(steps_ + 1) ? next : std::nullopt);
   }
 
   void run_fixed() {
     const auto& ends = member(0).schedule_.step_ends;
-    auto position = static_cast<std::size_t>(member(0).ledger_.schedule_position);
-    while (position < ends.size()) {
-      if (options_.max_steps > 0 && steps_ >= options_.max_steps) return;
-      fixed_step(member(0).ledger_.z, ends[position], 0);
-      ++position;
-      for (std::int64_t i = 0; i < count_; ++i)
-        member(i).ledger_.schedule_position = static_cast<std::int64_t>(position);
+    // accept() moves the ledger's schedule_position on.
+    for (auto position = static_cast<std::size_t>(member(0).ledger_.schedule_position);
+         position < ends.size() && step_allowed(steps_);
+         position = static_cast<std::size_t>(member(0).ledger_.schedule_position)) {
+      std::optional<double> next;
+      if (position + 1 < ends.size()) next = ends[position + 1] - ends[position];
+      fixed_step(member(0).ledger_.z, ends[position], 0, next);
     }
   }
 
@@ -324,6 +376,9 @@ class LockstepRun {
   clock::time_point start_;
   double length_ = 0, tol_ = 0;
   std::int64_t steps_ = 0;
+  std::optional<double> started_h_;  // the step length of a trial started ahead
+  clock::time_point trial_start_;
+  std::vector<double> norms_;  // of the step being booked
 };
 
 void run_lockstep(std::span<Member* const> members, Engine& engine, const RunOptions& options) {

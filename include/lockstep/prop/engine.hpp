@@ -83,8 +83,19 @@ class Engine {
   /// Sets `member`'s current solution (points() values, FFT order) and its error control.
   virtual void load(std::int64_t member, const Complex* spectrum, const ErrorControl& control) = 0;
 
-  /// Computes the trial of a step of length h (m) for every member: candidates and norms.
-  virtual void trial(double h, Evaluation evaluation) = 0;
+  /// Starts the trial of a step of length h (m) for every member: candidates and norms. The
+  /// CUDA engine returns once the trial is queued on the device, the CPU engine once it is
+  /// computed; finish_trial() returns when it is complete. In between, only tableau(), members(),
+  /// points() and measures() (of the current solution) may be called; norm(), finite() and
+  /// evaluations() tell of the new trial after finish_trial(). (The runner books the step it
+  /// accepted last while the device computes the next one.)
+  virtual void start_trial(double h, Evaluation evaluation) = 0;
+  virtual void finish_trial() = 0;
+  /// start_trial(), then finish_trial().
+  void trial(double h, Evaluation evaluation) {
+    start_trial(h, evaluation);
+    finish_trial();
+  }
   /// The N-evaluations `member`'s last trial used and the one-dimensional FFTs each costs.
   virtual int evaluations(std::int64_t member) const = 0;
   virtual std::int64_t ffts_per_evaluation(std::int64_t member) const = 0;

@@ -131,7 +131,8 @@ class CudaEngine final : public Engine {
   std::int64_t members() const override { return m_; }
   std::int64_t points() const override { return n_; }
   void load(std::int64_t member, const Complex* spectrum, const ErrorControl& control) override;
-  void trial(double h, Evaluation evaluation) override;
+  void start_trial(double h, Evaluation evaluation) override;
+  void finish_trial() override;
   int evaluations(std::int64_t) const override { return evaluations_; }
   std::int64_t ffts_per_evaluation(std::int64_t) const override { return raman_ ? 4 : 2; }
   double norm(std::int64_t member) const override { return norms_.get()[2 * checked(member)]; }
@@ -263,6 +264,7 @@ class CudaEngine final : public Engine {
 
   double cached_h_ = std::numeric_limits<double>::quiet_NaN(), trial_h_ = 0;
   bool fsal_ready_ = false, fsal_pending_ = false, measures_stale_ = true;
+  bool in_flight_ = false;  // a trial started and not finished
   int evaluations_ = 0;
 };
 
@@ -460,6 +462,7 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, const Cuda
 template <class R>
 void CudaEngine<R>::load(std::int64_t member, const Complex* spectrum, const ErrorControl& control) {
   checked(member);
+  if (in_flight_) runtime_failure(kWhere, "load() before finish_trial()");
   // Staged on the host; upload_loaded() copies the staged rows in one transfer when all
   // members were loaded (a run's start), row by row otherwise.
   if (!staging_) staging_ = PinnedArray<Cx>(total());
@@ -585,7 +588,8 @@ void CudaEngine<R>::evaluate(const cuda::Combination<R>& input, const cuda::Stag
 }
 
 template <class R>
-void CudaEngine<R>::trial(double h, Evaluation evaluation) {
+void CudaEngine<R>::start_trial(double h, Evaluation evaluation) {
+  if (in_flight_) runtime_failure(kWhere, "a trial was started before the last one finished");
   if (evaluation != Evaluation::batched)
     invalid_argument(kWhere, "the CUDA engine evaluates whole batches only (for members one at a time, run ",
                      "batches of one member)");
@@ -621,6 +625,13 @@ void CudaEngine<R>::trial(double h, Evaluation evaluation) {
   evaluations_ = fsal_ready_ ? s - 1 : s;
   launch_trial();
   check(cudaGetLastError(), "trial kernels");
+  in_flight_ = true;
+}
+
+template <class R>
+void CudaEngine<R>::finish_trial() {
+  if (!in_flight_) runtime_failure(kWhere, "no trial to finish");
+  in_flight_ = false;
   check(cudaStreamSynchronize(stream_), "trial");
 }
 
@@ -755,6 +766,7 @@ void CudaEngine<R>::apply_windows() {
 
 template <class R>
 void CudaEngine<R>::accept() {
+  if (in_flight_) runtime_failure(kWhere, "accept() before finish_trial()");
   std::swap(y_, candidate_);
   apply_windows();
   // N(candidate) becomes the next step's first stage (at the next trial: the dense output of

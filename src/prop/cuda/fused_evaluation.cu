@@ -181,10 +181,10 @@ fused_evaluation_kernel(Combination<R> input, StageOutput<R> out, const int* gro
   for (unsigned j = 0; j < P; ++j) {
     const std::int64_t k = threadIdx.x + j * T::stride, i = m * N + k;
     const C<R> v = combine_at<R>(input, h, i, k, g);
-    if (out.input) out.input[i] = v;
+    if (out.input) store_row(out.input, i, v);
     if (target.out) sums.add_spectral(power(v), target.omega[k], target.omega0);
     // The partial estimate reads the rows the input just read (in L1).
-    if constexpr (Norm) out.error.scratch[i] = combine_at<R>(out.error.partial, h, i, k, g);
+    if constexpr (Norm) store_row(out.error.scratch, i, combine_at<R>(out.error.partial, h, i, k, g));
     a[j] = V{v.x, v.y};
   }
   if (prefetch_bytes) {

@@ -19,6 +19,19 @@ template <class V> __device__ __forceinline__ double power(const V& v) {
   return static_cast<double>(v.x) * v.x + static_cast<double>(v.y) * v.y;
 }
 
+// Stage rows are read once and written once in an evaluation, which for a batch streams several
+// times L2's size through it: loads and stores take the streaming (evict-first) hint, so that
+// they do not push out of L2 the rows the fused evaluation's prefetch brought in for the members
+// that come next (docs/PERFORMANCE.md: 5-8% of the trial at 1024 members).
+template <class V>
+__device__ __forceinline__ V load_row(const V* row, std::int64_t i) {
+  return __ldcs(row + i);
+}
+template <class V>
+__device__ __forceinline__ void store_row(V* row, std::int64_t i, V v) {
+  __stcs(row + i, v);
+}
+
 /// h of a combination (combine_at's `h`), read once per thread.
 template <class R>
 __device__ __forceinline__ R step_of(const Combination<R>& c) {
@@ -34,15 +47,16 @@ __device__ __forceinline__ C<R> combine_at(const Combination<R>& c, R h, std::in
 #pragma unroll
     for (int t = 0; t < Combination<R>::kMaxTerms; ++t) {
       if (t >= c.frames) break;
-      const C<R> v = c.frame[t][i];
+      const C<R> v = load_row(c.frame[t], i);
       acc.x += c.frame_weight[t] * v.x;
       acc.y += c.frame_weight[t] * v.y;
     }
     acc.x *= h;
     acc.y *= h;
     if (c.frame_y0) {
-      acc.x += c.frame_y0[i].x;
-      acc.y += c.frame_y0[i].y;
+      const C<R> y = load_row(c.frame_y0, i);
+      acc.x += y.x;
+      acc.y += y.y;
     }
     if (c.exponential) acc = mul<R>(acc, c.exponential[group * c.group_stride + k]);
   }
@@ -50,15 +64,16 @@ __device__ __forceinline__ C<R> combine_at(const Combination<R>& c, R h, std::in
 #pragma unroll
   for (int t = 0; t < Combination<R>::kMaxTerms; ++t) {
     if (t >= c.directs) break;
-    const C<R> v = c.direct[t][i];
+    const C<R> v = load_row(c.direct[t], i);
     direct.x += c.direct_weight[t] * v.x;
     direct.y += c.direct_weight[t] * v.y;
   }
   acc.x += h * direct.x;
   acc.y += h * direct.y;
   if (c.direct_y0) {
-    acc.x += c.direct_y0[i].x;
-    acc.y += c.direct_y0[i].y;
+    const C<R> y = load_row(c.direct_y0, i);
+    acc.x += y.x;
+    acc.y += y.y;
   }
   return acc;
 }
@@ -80,12 +95,12 @@ __device__ __forceinline__ C<R> times_i(C<R> a, R s) {
 template <class R>
 __device__ __forceinline__ void store_stage(const StageOutput<R>& out, C<R> v, std::int64_t i, std::int64_t k,
                                             int group) {
-  if (out.n) out.n[i] = v;
-  if (out.k) out.k[i] = mul<R>(v, out.k_exponential[group * out.group_stride + k]);
+  if (out.n) store_row(out.n, i, v);
+  if (out.k) store_row(out.k, i, mul<R>(v, out.k_exponential[group * out.group_stride + k]));
   if (out.candidate) {
     const R h = step_of(out.solution), w = h * out.solution_weight;
     const C<R> c = combine_at<R>(out.solution, h, i, k, group);
-    out.candidate[i] = make<R>(c.x + w * v.x, c.y + w * v.y);
+    store_row(out.candidate, i, make<R>(c.x + w * v.x, c.y + w * v.y));
   }
 }
 

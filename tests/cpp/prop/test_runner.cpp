@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "analytic_problems.hpp"
+#include "lockstep/prop/physics_problem.hpp"
 #include "lockstep/prop/runner.hpp"
 #include "lockstep/prop/stepper.hpp"
 
@@ -272,6 +273,143 @@ TEST(Runner, DivergingRunStopsWithAClearError) {
     EXPECT_GT(members[0].ledger().accepted_steps, 0);
     EXPECT_LT(members[0].z(), 0.3);
     EXPECT_EQ(members[0].statistics().z.size(), static_cast<std::size_t>(members[0].ledger().accepted_steps + 1));
+  }
+}
+
+namespace {
+// Passes every call to a CPU GNLSE engine and counts the trials started and finished, failing
+// the test where a call comes while a trial is open that the Engine contract forbids then.
+class CountingEngine final : public lp::Engine {
+ public:
+  explicit CountingEngine(std::unique_ptr<lp::Engine> inner) : inner_(std::move(inner)) {}
+  const lp::Tableau& tableau() const override { return inner_->tableau(); }
+  std::int64_t members() const override { return inner_->members(); }
+  std::int64_t points() const override { return inner_->points(); }
+  void load(std::int64_t m, const Complex* s, const lp::ErrorControl& c) override {
+    closed("load");
+    inner_->load(m, s, c);
+  }
+  void start_trial(double h, lp::Evaluation e) override {
+    closed("start_trial");
+    ++started;
+    inner_->start_trial(h, e);
+  }
+  void finish_trial() override {
+    ++finished;
+    inner_->finish_trial();
+  }
+  int evaluations(std::int64_t m) const override { return inner_->evaluations(m); }
+  std::int64_t ffts_per_evaluation(std::int64_t m) const override { return inner_->ffts_per_evaluation(m); }
+  double norm(std::int64_t m) const override {
+    closed("norm");
+    return inner_->norm(m);
+  }
+  bool finite(std::int64_t m) const override {
+    closed("finite");
+    return inner_->finite(m);
+  }
+  void accept() override {
+    closed("accept");
+    inner_->accept();
+  }
+  lp::FieldMeasures measures(std::int64_t m) override { return inner_->measures(m); }
+  void read_solutions(std::span<Complex* const> rows) override {
+    closed("read_solutions");
+    inner_->read_solutions(rows);
+  }
+  void read_dense_output(double theta, std::span<Complex* const> rows) override {
+    closed("read_dense_output");
+    inner_->read_dense_output(theta, rows);
+  }
+  void finish_reads() override { inner_->finish_reads(); }
+
+  bool open() const { return started > finished; }
+  int started = 0, finished = 0;
+
+ private:
+  void closed(const char* call) const { EXPECT_FALSE(open()) << call << " while a trial is open"; }
+  std::unique_ptr<lp::Engine> inner_;
+};
+
+// The same steps as `reference` (made by another engine: FFTW_MEASURE may plan other
+// algorithms, so equal to rounding, see EngineChoice.HostEngineRunsTheGnlse).
+void expect_same_run(const lp::Member& run, const lp::Member& reference, const std::string& what) {
+  EXPECT_EQ(run.ledger().accepted_steps, reference.ledger().accepted_steps) << what;
+  EXPECT_EQ(run.z(), reference.z()) << what;
+  ASSERT_EQ(run.statistics().dz.size(), reference.statistics().dz.size()) << what;
+  for (std::size_t k = 0; k < run.statistics().dz.size(); ++k)
+    EXPECT_NEAR(run.statistics().dz[k], reference.statistics().dz[k], 1e-8 * reference.statistics().dz[k]) << what;
+  EXPECT_EQ(run.planes().z, reference.planes().z) << what;
+  double d = 0, s = 0;
+  for (std::size_t k = 0; k < reference.spectrum().size(); ++k) {
+    d += std::norm(reference.spectrum()[k] - run.spectrum()[k]);
+    s += std::norm(reference.spectrum()[k]);
+  }
+  EXPECT_LT(std::sqrt(d / s), 1e-10) << what;
+}
+
+lp::Config small_gnlse(bool adaptive) {
+  lp::Config c;
+  c.grid.points = 512;
+  c.fibre.length = 1e-3;
+  c.output.n_save = 4;
+  c.stepping.adaptive = adaptive;
+  c.stepping.fixed_steps = 12;
+  return c;
+}
+}  // namespace
+
+TEST(Runner, StartsTheNextTrialBeforeBookingAStep) {
+  // The runner books an accepted step (statistics, ledger, progress) while the next trial runs;
+  // the result is that of run_gnlse, which makes its own engine.
+  for (bool adaptive : {false, true}) {
+    const lp::Config c = small_gnlse(adaptive);
+    std::vector<lp::Member> a{lp::Member(c, lp::initial_spectrum(c.pulse, lp::Grid(c.grid)))}, b = a;
+    lp::run_gnlse(a);
+    std::vector<const lp::Config*> configs{&c};
+    CountingEngine engine(lp::make_gnlse_engine(configs, lp::tableau(c.stepping.scheme), {}));
+    std::int64_t booked_ahead = 0, steps = 0;
+    lp::RunOptions options;
+    options.progress = [&](double z, std::int64_t s, double) {
+      steps = s;
+      booked_ahead += engine.open();
+      EXPECT_EQ(engine.open(), z < c.fibre.length) << "step " << s;
+    };
+    lp::Member* m = &b[0];
+    lp::run_lockstep(std::span<lp::Member* const>(&m, 1), engine, options);
+    EXPECT_EQ(engine.started, engine.finished);
+    EXPECT_EQ(booked_ahead, steps - 1);
+    expect_same_run(b[0], a[0], adaptive ? "adaptive" : "fixed");
+  }
+}
+
+TEST(Runner, InterruptedWhileATrialRunsAheadKeepsTheLastAcceptedStep) {
+  // A progress callback that throws (an interrupted run) while the next trial is open: the trial
+  // is finished and dropped, the member holds the field and ledger of its last accepted step,
+  // and the same engine continues the run to the end, as a run never interrupted goes.
+  for (bool adaptive : {false, true}) {
+    const std::string what = adaptive ? "adaptive" : "fixed";
+    const lp::Config c = small_gnlse(adaptive);
+    std::vector<lp::Member> a{lp::Member(c, lp::initial_spectrum(c.pulse, lp::Grid(c.grid)))}, b = a;
+    lp::run_gnlse(a);
+    std::vector<const lp::Config*> configs{&c};
+    CountingEngine engine(lp::make_gnlse_engine(configs, lp::tableau(c.stepping.scheme), {}));
+    lp::Member* m = &b[0];
+    lp::RunOptions interrupted;
+    interrupted.progress = [&](double, std::int64_t s, double) {
+      if (s == 3) throw std::runtime_error("interrupted");
+    };
+    EXPECT_THROW(lp::run_lockstep(std::span<lp::Member* const>(&m, 1), engine, interrupted), std::runtime_error);
+    EXPECT_EQ(engine.started, engine.finished) << what;
+    EXPECT_EQ(b[0].ledger().accepted_steps, 3) << what;
+    EXPECT_EQ(b[0].statistics().z.size(), 4u) << what;
+    EXPECT_EQ(b[0].z(), b[0].statistics().z.back()) << what;
+    if (!adaptive) {
+      EXPECT_EQ(b[0].ledger().schedule_position, 3) << what;
+    }
+    lp::run_lockstep(std::span<lp::Member* const>(&m, 1), engine, {});
+    EXPECT_TRUE(b[0].finished()) << what;
+    expect_same_run(b[0], a[0], what + ", interrupted and continued");
   }
 }
 
