@@ -120,7 +120,6 @@ class CudaEngine final : public Engine {
       : CudaEngine(make_batch_physics(configs), tableau, options) {}
   ~CudaEngine() override {
     cudaStreamSynchronize(copy_stream_);  // host functions still write rows from the slots
-    cudaStreamSynchronize(stream_);       // a trial or a measures copy into pinned memory
     for (const CapturedTrial& g : graphs_) cudaGraphExecDestroy(g.exec);
     for (const auto& lane : lanes_)
       if (lane->range.stream != stream_) cudaStreamDestroy(lane->range.stream);
@@ -266,8 +265,6 @@ class CudaEngine final : public Engine {
   double cached_h_ = std::numeric_limits<double>::quiet_NaN(), trial_h_ = 0;
   bool fsal_ready_ = false, fsal_pending_ = false, measures_stale_ = true;
   bool in_flight_ = false;  // a trial started and not finished
-  Event measures_copied_;   // compute_measures' copy into measures_ …
-  bool measures_copied_pending_ = false;  // … not yet waited for
   int evaluations_ = 0;
 };
 
@@ -798,10 +795,7 @@ void CudaEngine<R>::compute_measures() {
   check(cudaMemcpyAsync(measures_.get(), device_measures_.get(), sizeof(double) * 4 * m_, cudaMemcpyDeviceToHost,
                         stream_),
         "measures copy");
-  // Waited for when first read (measures()), so that a trial queued meanwhile follows the
-  // measures on the device without a gap.
-  check(cudaEventRecord(measures_copied_.get(), stream_), "cudaEventRecord");
-  measures_copied_pending_ = true;
+  check(cudaStreamSynchronize(stream_), "measures");
   measures_stale_ = false;
 }
 
@@ -809,10 +803,6 @@ template <class R>
 FieldMeasures CudaEngine<R>::measures(std::int64_t member) {
   checked(member);
   if (measures_stale_) compute_measures();
-  if (measures_copied_pending_) {
-    check(cudaEventSynchronize(measures_copied_.get()), "measures");
-    measures_copied_pending_ = false;
-  }
   const double* v = measures_.get() + 4 * member;
   return {v[0], v[1], v[2], v[3]};
 }
