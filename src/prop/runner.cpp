@@ -203,8 +203,8 @@ class LockstepRun {
   // output) and at its end, windows, statistics and the ledger. The members of a batch save
   // the same planes (they share schedule and position). With `ahead`, the trial of the next
   // step (of that length) is started before the statistics and the ledger are written, so that
-  // the device computes it meanwhile: for a thousand members that bookkeeping takes about as
-  // long as a tenth of a trial.
+  // the device computes it meanwhile (for 1024 members that bookkeeping took about 90 us a
+  // step, 2 % of a DP5(4)-IP trial at 2^13 points on an H100).
   void accept(double z0, double z1, double h, double seconds, std::optional<double> ahead) {
     const double share = seconds / static_cast<double>(count_);
     const auto& pl = planes();
