@@ -201,10 +201,11 @@ class LockstepRun {
 
   // Accepts every member's candidate as the field at z1 (= z0 + h): planes inside the step (dense
   // output) and at its end, windows, statistics and the ledger. The members of a batch save
-  // the same planes (they share schedule and position). With `ahead`, the trial of the next
-  // step (of that length) is started before the statistics and the ledger are written, so that
-  // the device computes it meanwhile (for 1024 members that bookkeeping took about 90 us a
-  // step, 2 % of a DP5(4)-IP trial at 2^13 points on an H100).
+  // the same planes (they share schedule and position). With `ahead` (and options.max_steps
+  // allowing one more step), the trial of the next step (of that length) is started before the
+  // statistics and the ledger are written, so that the device computes it meanwhile (for 1024
+  // members that bookkeeping took about 90 us a step, 2 % of a DP5(4)-IP trial at 2^13 points
+  // on an H100).
   void accept(double z0, double z1, double h, double seconds, std::optional<double> ahead) {
     const double share = seconds / static_cast<double>(count_);
     const auto& pl = planes();
@@ -222,7 +223,7 @@ class LockstepRun {
     // The next trial rewrites the norms.
     norms_.resize(static_cast<std::size_t>(count_));
     for (std::int64_t i = 0; i < count_; ++i) norms_[static_cast<std::size_t>(i)] = engine_.norm(i);
-    if (ahead) start_trial(*ahead);
+    if (ahead && step_allowed(steps_ + 1)) start_trial(*ahead);
     // On a fixed schedule: the step ends reached (not yet the end of a step being subdivided).
     const auto& ends = member(0).schedule_.step_ends;
     const auto position = member(0).config_.stepping.adaptive
@@ -324,7 +325,7 @@ class LockstepRun {
       }
       // The next step's trial goes ahead of this step's bookkeeping.
       std::optional<double> ahead;
-      if (step.z1 < length_ - tol_ && step_allowed(steps_ + 1)) ahead = adaptive_step(step.z1, dz).h;
+      if (step.z1 < length_ - tol_) ahead = adaptive_step(step.z1, dz).h;
       accept(z, step.z1, h, seconds, ahead);
       z = step.z1;
     }
@@ -354,7 +355,7 @@ class LockstepRun {
       for (std::int64_t i = 0; i < count_; ++i)
         if (engine_.norm(i) > 1) ++member(i).ledger_.tolerance_violations;
     }
-    accept(z0, z1, h, seconds, step_allowed(steps_ + 1) ? next : std::nullopt);
+    accept(z0, z1, h, seconds, next);
   }
 
   void run_fixed() {
