@@ -11,9 +11,11 @@
 #include "lockstep/prop/physics_problem.hpp"
 #include "lockstep/prop/runner.hpp"
 #include "lockstep/prop/stepper.hpp"
+#include "same_run.hpp"
 
 namespace lp = lockstep::prop;
 using lp::Complex;
+using lp::testing::expect_same_run;
 using lp::testing::PointwiseKerr;
 
 namespace {
@@ -330,23 +332,6 @@ class CountingEngine final : public lp::Engine {
   void closed(const char* call) const { EXPECT_FALSE(open()) << call << " while a trial is open"; }
   std::unique_ptr<lp::Engine> inner_;
 };
-
-// The same steps as `reference` (made by another engine: FFTW_MEASURE may plan other
-// algorithms, so equal to rounding, see EngineChoice.HostEngineRunsTheGnlse).
-void expect_same_run(const lp::Member& run, const lp::Member& reference, const std::string& what) {
-  EXPECT_EQ(run.ledger().accepted_steps, reference.ledger().accepted_steps) << what;
-  EXPECT_EQ(run.z(), reference.z()) << what;
-  ASSERT_EQ(run.statistics().dz.size(), reference.statistics().dz.size()) << what;
-  for (std::size_t k = 0; k < run.statistics().dz.size(); ++k)
-    EXPECT_NEAR(run.statistics().dz[k], reference.statistics().dz[k], 1e-8 * reference.statistics().dz[k]) << what;
-  EXPECT_EQ(run.planes().z, reference.planes().z) << what;
-  double d = 0, s = 0;
-  for (std::size_t k = 0; k < reference.spectrum().size(); ++k) {
-    d += std::norm(reference.spectrum()[k] - run.spectrum()[k]);
-    s += std::norm(reference.spectrum()[k]);
-  }
-  EXPECT_LT(std::sqrt(d / s), 1e-10) << what;
-}
 
 lp::Config small_gnlse(bool adaptive) {
   lp::Config c;
