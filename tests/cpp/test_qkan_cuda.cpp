@@ -27,7 +27,8 @@
 
 #include "gpu_test_util.hpp"
 #include "qkan_test_util.hpp"
-#include "src/qkan/problem.hpp"  // kFusedMaxReps
+#include "src/qkan/cuda/launch.hpp"  // backward_split
+#include "src/qkan/problem.hpp"       // kFusedMaxReps
 
 namespace lockstep::test {
 namespace {
@@ -333,6 +334,35 @@ std::vector<Config> cuda_tile_configs() {
   return out;
 }
 
+/// Multiprocessors of device 0 (132 on an H100 or H200; 132 where there is no device, whose
+/// tests fail in SetUp anyway).
+int device_multiprocessors() {
+  int n = 0;
+  return cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, 0) == cudaSuccess ? n : 132;
+}
+
+/// Shapes whose contracted backward takes the rows kernel (lanes along batch rows), sized for
+/// this device (CudaBackwardPlan.RowsShapesRouteThere checks the routing): 2 row blocks (the
+/// second of one row), input warps for one block per multiprocessor (the last with 5 inputs)
+/// and 33 outputs (edge tiles of 32 then 1 in float32, 16, 16, 1 in float64).
+std::vector<Config> cuda_rows_configs() {
+  std::vector<Config> out;
+  for (const AnsatzEnc& ae : all_ansatz_encodings())
+    for (DType d : {DType::f32, DType::f64}) {
+      Config c;
+      c.ansatz = ae.ansatz;
+      c.preacts_trainable = ae.preacts_trainable;
+      c.fast = d == DType::f32;
+      c.group = d == DType::f32 ? Group::natural : Group::grouped;
+      c.dtype = d;
+      c.B = 257;
+      c.I = 8 * ((device_multiprocessors() + 1) / 2) - 3;
+      c.O = 33;
+      out.push_back(c);
+    }
+  return out;
+}
+
 class CudaVsReference : public WithGpu<::testing::TestWithParam<Config>> {};
 
 TEST_P(CudaVsReference, Forward) {
@@ -420,6 +450,50 @@ INSTANTIATE_TEST_SUITE_P(Qkan, CudaVsReference, ::testing::ValuesIn(fused_vs_ref
                          [](const ::testing::TestParamInfo<Config>& info) { return info.param.name(); });
 INSTANTIATE_TEST_SUITE_P(QkanTiles, CudaVsReference, ::testing::ValuesIn(cuda_tile_configs()),
                          [](const ::testing::TestParamInfo<Config>& info) { return info.param.name(); });
+
+// The rows kernel (a contraction's backward at shapes that fill the device) against the
+// reference, every gradient and the subsets of GradSubsetsMatchAll's kind.
+class CudaRowsBackward : public WithGpu<::testing::TestWithParam<Config>> {};
+
+TEST_P(CudaRowsBackward, ContractMatchesReference) {
+  const Config cfg = GetParam();
+  with_inputs(cfg, [&](auto tag, const auto& in, std::uint64_t seed) {
+    using T = decltype(tag);
+    const DeviceInputs<T> d(in);
+    const Guarded<T> gy = random_like<T>({cfg.B, cfg.O}, seed + 2);
+    const GradSet<T> ref = run_contract_backward(in, Path::reference, gy);
+    expect_grads_close(cuda_contract_backward(in, d, Path::automatic, gy), ref, tol<T>.grad_abs, tol<T>.grad_rel);
+    for (Want w : {Want{true, false, false, false, false}, Want{false, true, true, true, false},
+                   Want{false, false, false, false, true}}) {
+      if (!cfg.encoding()) w.w = w.c = false;
+      if (!(w.x || w.theta || w.w || w.c || w.W)) continue;
+      SCOPED_TRACE(::testing::Message() << "subset x " << w.x << " theta " << w.theta << " W " << w.W);
+      expect_grads_close(cuda_contract_backward(in, d, Path::automatic, gy, w), selected(ref, w), tol<T>.grad_abs,
+                         tol<T>.grad_rel);
+    }
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(QkanRows, CudaRowsBackward, ::testing::ValuesIn(cuda_rows_configs()),
+                         [](const ::testing::TestParamInfo<Config>& info) { return info.param.name(); });
+
+class CudaBackwardPlan : public WithGpu<::testing::Test> {};
+
+// The QkanRows shapes exercise the rows kernel on this device; the tile shapes keep
+// backward_kernel; a plain solve never takes the rows kernel.
+TEST_F(CudaBackwardPlan, RowsShapesRouteThere) {
+  auto split = [](const Config& c, qkan::detail::Kind kind) {
+    qkan::detail::Problem p;
+    p.kind = kind;
+    p.B = c.B, p.I = c.I, p.O = c.O, p.O_edges = c.O;
+    return qkan::detail::cuda_lanes::backward_split(p);
+  };
+  for (const Config& c : cuda_rows_configs()) {
+    EXPECT_TRUE(split(c, qkan::detail::Kind::contract).rows) << c.name();
+    EXPECT_FALSE(split(c, qkan::detail::Kind::solve).rows) << c.name();
+  }
+  for (const Config& c : cuda_tile_configs()) EXPECT_FALSE(split(c, qkan::detail::Kind::contract).rows) << c.name();
+}
 
 // Near the poles (qkan_test_util.hpp, near_pole_config), where the fast measure's slope ~1/(2r)
 // is huge and only its product with the transverse components is well conditioned: the kernels

@@ -411,6 +411,40 @@ def test_layer_cuda_matches_cpu_and_exact(seed, case):
         check_grad(g_d[k], g_u[k], dtype, f"grad {k} vs qkan exact")
 
 
+# A layer large enough that its backward takes the rows kernel (lanes along batch rows; the C++
+# test CudaBackwardPlan.RowsShapesRouteThere checks the routing of this shape): 3 row blocks,
+# 54 input warps, 41 outputs, against the CPU layer.
+ROWS_LAYER_CASES = [
+    dict(),
+    dict(preact_trainable=True, postact_weight_trainable=True, postact_bias_trainable=True),
+    dict(c_dtype=torch.complex128, p_dtype=torch.float64, postact_weight_trainable=True,
+         postact_bias_trainable=True),
+]
+
+
+@pytest.mark.parametrize("case", ROWS_LAYER_CASES,
+                         ids=lambda c: ",".join(f"{k}={v}" for k, v in c.items()) or "default")
+def test_large_layer_cuda_matches_cpu(seed, case):
+    B, I, O = 549, 429, 41
+    kw = dict(reps=REPS, seed=seed % 10000)
+    kw.update(case)
+    dtype = kw.get("p_dtype", torch.float32)
+    host = lq.QKANLayer(I, O, **kw)
+    _perturb(host, torch.Generator().manual_seed(seed), small_preacts=False)
+    with torch.no_grad():
+        host.mask[1, 2] = 0.0
+    dev = lq.QKANLayer(I, O, device="cuda", **kw)
+    dev.load_state_dict(host.state_dict())
+    g = torch.Generator().manual_seed(seed + 1)
+    x = ((torch.rand(B, I, generator=g, dtype=torch.float64) * 2 - 1) * 1.5).to(dtype)
+    y_h, g_h = _grads_of(host, x.clone().requires_grad_(True))
+    y_d, g_d = _grads_of(dev, x.cuda().requires_grad_(True))
+    check_values(y_d, y_h, dtype, "layer output vs CPU")
+    assert g_d.keys() == g_h.keys()
+    for k in g_h:
+        check_grad(g_d[k], g_h[k], dtype, f"grad {k} vs CPU")
+
+
 # ---------------------------------------------------------------------------------------------
 # Streams
 # ---------------------------------------------------------------------------------------------

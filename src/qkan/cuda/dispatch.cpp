@@ -25,14 +25,19 @@ int multiprocessors() {
 }
 
 BackwardSplit backward_split(const Problem& p) {
-  // All edge rows in one slice, unless the row tiles × input chunks give fewer than 2 blocks
-  // per multiprocessor (one circuit per (b, i), O' = 1, is never split).
+  // A contraction or layer (one circuit per edge) whose row blocks × input warps give at least
+  // one block per multiprocessor: the rows kernel, unsplit.
+  const std::int64_t sm = multiprocessors();
+  if (p.kind == Kind::contract && p.O_edges > 1 && ((p.B + kRowBlock - 1) / kRowBlock) * ((p.I + kWarps - 1) / kWarps) >= sm)
+    return {p.O_edges, 1, true};
+  // Otherwise all edge rows in one slice, unless the row tiles × input chunks give fewer than 2
+  // blocks per multiprocessor (one circuit per (b, i), O' = 1, is never split).
   const std::int64_t tiles = ((p.B + BB - 1) / BB) * ((p.I + kChunk - 1) / kChunk);
-  const std::int64_t want_blocks = 2 * std::int64_t(multiprocessors());
+  const std::int64_t want_blocks = 2 * sm;
   const std::int64_t slices_wanted =
       p.O_edges == 1 ? 1 : std::min<std::int64_t>((want_blocks + tiles - 1) / tiles, 65535);
   const std::int64_t eps = (p.O_edges + slices_wanted - 1) / slices_wanted;
-  return {eps, (p.O_edges + eps - 1) / eps};
+  return {eps, (p.O_edges + eps - 1) / eps, false};
 }
 
 namespace {
@@ -94,7 +99,7 @@ void cuda_backward(const Problem& p, const void* gout, const GradPtrs& g) {
   // launch. With B = 0 the zeroed tables are the whole answer, and no kernel runs.
   const std::size_t s = size_of(p.dtype);
   const std::size_t pre = p.pre_layout.rows() * p.reps * s, oi = std::size_t(p.O * p.I) * s;
-  const cuda_lanes::BackwardSplit split = p.B > 0 ? cuda_lanes::backward_split(p) : cuda_lanes::BackwardSplit{0, 0};
+  const cuda_lanes::BackwardSplit split = p.B > 0 ? cuda_lanes::backward_split(p) : cuda_lanes::BackwardSplit{0, 0, false};
   const cuda_lanes::ZeroSpan spans[] = {{g.theta, p.theta_layout.rows() * p.R * p.K * s},
                                         {g.w, pre},
                                         {g.c, pre},

@@ -533,6 +533,149 @@ __global__ void __launch_bounds__(kThreads, 2) backward_kernel(Args<T> a, GradAr
 }
 
 // ---------------------------------------------------------------------------------------------
+// Backward of a contraction or a layer at large shapes, lanes along batch rows. Warp w of a
+// block takes input i = blockIdx.y·kWarps + w, its lane l the kRowLanes rows
+// b = blockIdx.x·kRowBlock + t·32 + l (t < kRowLanes); the block walks every edge row o, ET at a
+// time. So:
+//   - ∂x[b, i] (a sum over o) stays in registers, as in backward_kernel;
+//   - all lanes of a warp evaluate the same edge (o, i): its record is a shared-memory broadcast,
+//     built by lane e for edge o0 + e of the tile, in the warp's own records (no block barrier);
+//   - an edge's batch sums are its 32 lanes' partials, added in the warp's own shared memory
+//     (NP stores, then lane k < NP adds slot k's 32 values), once per edge and 256 rows — not,
+//     as in backward_kernel, per edge, 64 rows and 8 warps behind two block barriers;
+//   - after a tile, lane e folds edge o0 + e (every lane busy), one atomic per value per block.
+// The block's rows share gy: a tile gy[b, o0 .. o0 + ET) read once per block along rows.
+// backward_split routes a contraction or layer here when its row blocks × input warps fill the
+// device; smaller layers keep backward_kernel and its grid.z split.
+template <class T> constexpr int kRowEdgeTile = sizeof(T) == 4 ? 32 : 16;  ///< edges per tile (float64: shared memory)
+
+/// Shared memory of backward_rows_kernel, in T values, for a record stride KB and NP sums.
+template <class T> constexpr std::size_t rows_shared_values(int KB, int NP, bool layer) {
+  constexpr int ET = kRowEdgeTile<T>;
+  const std::size_t per_warp = std::size_t(ET) * KB + std::size_t(NP) * 33 + std::size_t(ET) * (NP | 1);
+  return std::size_t(ET) * (kRowBlock + 1) + kWarps * per_warp + (layer ? 2 * kRowLanes * kThreads : 0);
+}
+
+template <Ansatz A, bool Enc, class T, int RC, Feed F>
+__global__ void __launch_bounds__(kThreads, 2) backward_rows_kernel(Args<T> a, GradArgs<T> g) {
+  static_assert(F == Feed::contract || F == Feed::layer, "the rows kernel serves contractions and layers");
+  using Circ = CircuitOf<A, Enc>;
+  constexpr int ET = kRowEdgeTile<T>;
+  constexpr int kMaxNS = 3 + kFusedMaxReps * 4;
+  constexpr int NSC = RC > 0 ? Circ::slot_count(RC) : kMaxNS;
+  constexpr bool kLayer = F == Feed::layer;
+  const Scalar<T> d;
+  const int reps = RC > 0 ? RC : a.reps;
+  const int NS = a.NS, NP = NS + (kLayer ? 3 : 1), NPs = NP | 1;
+  const int KB = backward_record_stride(a.KC);
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  T* gy_s = reinterpret_cast<T*>(smem_raw);                     // [ET][kRowBlock + 1]
+  T* own = gy_s + ET * (kRowBlock + 1) + warp * (ET * KB + NP * 33 + ET * NPs);
+  T* rec = own;                                                 // [ET][KB]: record, W, pb, Wb
+  T* part = rec + ET * KB;                                      // [NP][33]: the lanes' partials
+  T* sums = part + NP * 33;                                     // [ET][NPs]: the tile's edge sums
+  T* act_s = gy_s + ET * (kRowBlock + 1) + kWarps * (ET * KB + NP * 33 + ET * NPs);  // [2][kRowLanes][kThreads]
+  auto act = [&](int t, int k) -> T& { return act_s[(k * kRowLanes + t) * kThreads + threadIdx.x]; };
+
+  const std::int64_t b0 = blockIdx.x * std::int64_t(kRowBlock) + lane;
+  const std::int64_t i = blockIdx.y * std::int64_t(kWarps) + warp;
+  const bool active = i < a.I;
+  const bool want_weights = g.dW || g.dpb || g.dbw;
+  const bool want_sums = g.dtheta || g.dw || g.dc || want_weights;
+
+  Prep<T> pr[kRowLanes];
+  T dx[kRowLanes];
+  LOCKSTEP_UNROLL
+  for (int t = 0; t < kRowLanes; ++t) {
+    const std::int64_t b = b0 + t * 32;
+    const T xv = active && b < a.B ? a.x[b * a.I + i] : T(0);
+    pr[t] = Circ::prep(d, xv, reps);
+    dx[t] = T(0);
+    if constexpr (kLayer) {
+      T slope;
+      act(t, 0) = silu(xv, slope);
+      act(t, 1) = slope;
+    }
+  }
+
+  for (std::int64_t o0 = 0; o0 < a.O; o0 += ET) {
+    const int n_edges = int(std::min<std::int64_t>(ET, a.O - o0));
+    __syncthreads();  // every warp is done with the previous tile's gy
+    for (int k = threadIdx.x; k < kRowBlock * ET; k += kThreads) {  // along rows of gy
+      const int row = k / ET, e = k % ET;
+      const std::int64_t b = blockIdx.x * std::int64_t(kRowBlock) + row;
+      gy_s[e * (kRowBlock + 1) + row] = b < a.B && e < n_edges ? g.gout[b * a.O + o0 + e] : T(0);
+    }
+    if (active && lane < n_edges) {
+      const std::int64_t o = o0 + lane;
+      T* r = rec + lane * KB;
+      const T* th = a.theta + a.theta_layout.row(o, i) * a.R * a.K;
+      const std::int64_t prow = a.encoding ? a.pre_layout.row(o, i) * a.reps : 0;
+      build_record<T>(
+          A, reps, a.encoding, [&](int row, int col) { return th[row * a.K + col]; },
+          [&](int l) { return a.w[prow + l]; }, [&](int l) { return a.c[prow + l]; }, r);
+      const EdgeWeights<T> ew = edge_weights(a, o, i);
+      r[a.KC] = ew.W, r[a.KC + 1] = ew.pb, r[a.KC + 2] = ew.Wb;
+    }
+    __syncthreads();  // gy and the records are in place
+    if (!active) continue;
+    for (int e = 0; e < n_edges; ++e) {
+      const T* r = rec + e * KB;
+      const T* gy = gy_s + e * (kRowBlock + 1) + lane;
+      const T W = r[a.KC], Wb = r[a.KC + 2];
+      T sl[NSC];
+      LOCKSTEP_UNROLL
+      for (int k = 0; k < NSC; ++k) sl[k] = T(0);
+      T dWp = T(0), Sp = T(0), Gp = T(0);
+      // Rows past B run on x = 0 with a zero cotangent: nothing they add changes a sum.
+      LOCKSTEP_UNROLL
+      for (int t = 0; t < kRowLanes; ++t) {
+        const T gyv = gy[t * 32];
+        const T v = Circ::backward(d, r, reps, pr[t], a.fast, gyv * W, sl, dx[t]);
+        dWp = std::fma(gyv, v, dWp);
+        if constexpr (kLayer) {
+          dx[t] = std::fma(gyv * Wb, act(t, 1), dx[t]);
+          Sp = std::fma(gyv, act(t, 0), Sp);
+          Gp += gyv;
+        }
+      }
+      if (!want_sums) continue;
+      LOCKSTEP_UNROLL  // constant indices keep sl in registers
+      for (int k = 0; k < NSC; ++k)
+        if (k < NS) part[k * 33 + lane] = sl[k];
+      part[NS * 33 + lane] = dWp;
+      if constexpr (kLayer) part[(NS + 1) * 33 + lane] = Sp, part[(NS + 2) * 33 + lane] = Gp;
+      __syncwarp();
+      if (lane < NP) {
+        T acc = T(0);
+        LOCKSTEP_UNROLL
+        for (int l = 0; l < 32; ++l) acc += part[lane * 33 + l];
+        sums[e * NPs + lane] = acc;
+      }
+      __syncwarp();  // part is free again; sums of edge e are in place
+    }
+    if (!want_sums || lane >= n_edges) continue;
+    const std::int64_t o = o0 + lane;
+    const T* sum = sums + lane * NPs;
+    if (g.dtheta || g.dw || g.dc) {
+      const std::int64_t trow = a.theta_layout.row(o, i) * a.R * a.K;
+      const std::int64_t prow = a.encoding ? a.pre_layout.row(o, i) * a.reps : 0;
+      fold_edge<T>(
+          A, reps, a.encoding, sum, [&](int row, int col) { return a.theta[trow + row * a.K + col]; },
+          g.dtheta != nullptr, [&](int row, int col, T v) { atomicAdd(g.dtheta + trow + row * a.K + col, v); },
+          [&](int l, T v) { if (g.dw) atomicAdd(g.dw + prow + l, v); },
+          [&](int l, T v) { if (g.dc) atomicAdd(g.dc + prow + l, v); });
+    }
+    if (want_weights) add_weight_grads(a, g, o, i, sum[NS], kLayer ? sum[NS + 1] : T(0), kLayer ? sum[NS + 2] : T(0));
+  }
+  if (g.dx && active)
+    LOCKSTEP_UNROLL
+    for (int t = 0; t < kRowLanes; ++t)
+      if (b0 + t * 32 < a.B) g.dx[(b0 + t * 32) * a.I + i] = dx[t];
+}
+
+// ---------------------------------------------------------------------------------------------
 // Launchers.
 
 template <class K> inline void allow_shared(K kernel, std::size_t bytes) {
@@ -607,6 +750,22 @@ void launch_backward(const Problem& p, const void* gout, const GradPtrs& gp, con
   const GradArgs<T> g{static_cast<const T*>(gout), static_cast<T*>(gp.x),  static_cast<T*>(gp.theta),
                       static_cast<T*>(gp.w),       static_cast<T*>(gp.c),  static_cast<T*>(gp.W),
                       static_cast<T*>(gp.pb),      static_cast<T*>(gp.bw)};
+  if (split.rows) {
+    const int NP = a.NS + (a.layer ? 3 : 1);
+    const std::size_t bytes = rows_shared_values<T>(backward_record_stride(a.KC), NP, a.layer) * sizeof(T);
+    if (bytes > kMaxSharedBytes) invalid_argument("qkan.cuda", "reps ", p.reps, " needs too much shared memory");
+    const dim3 grid(grid_dim((a.B + kRowBlock - 1) / kRowBlock, "the batch"), grid_dim((a.I + kWarps - 1) / kWarps, "the inputs"));
+    if (grid.y > 65535) invalid_argument("qkan.cuda", "I = ", a.I, " is more inputs than the grid holds");
+    auto launch = [&](auto feed) {
+      auto kernel = backward_rows_kernel<A, Enc, T, RC, decltype(feed)::value>;
+      allow_shared(kernel, bytes);
+      kernel<<<grid, kThreads, bytes, static_cast<cudaStream_t>(p.stream)>>>(a, g);
+    };
+    if (a.layer) launch(std::integral_constant<Feed, Feed::layer>{});
+    else launch(std::integral_constant<Feed, Feed::contract>{});
+    check(cudaGetLastError(), "launching the backward kernel");
+    return;
+  }
   // Edges per tile: up to 8, fewer where records and per-warp partials are long, keeping the
   // block's shared memory under 110 KiB (two blocks share a multiprocessor's 228 KiB). The
   // tile's records and fold are a per-tile cost over its edges × 8 rows per thread.

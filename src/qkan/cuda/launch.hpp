@@ -18,14 +18,20 @@ constexpr int kThreads = 32 * kWarps;
 constexpr int TB = 8;            // batch rows per warp
 constexpr int BB = kWarps * TB;  // batch rows per block
 constexpr int kChunk = 32;       // inputs per chunk (one per lane)
+// The backward's rows kernel: a lane takes kRowLanes batch rows, a warp one input.
+constexpr int kRowLanes = 8;
+constexpr int kRowBlock = 32 * kRowLanes;  // batch rows per block
 
 /// Multiprocessors of the current device (a cheap attribute query, allowed during capture).
 int multiprocessors();
 
-/// How the backward splits the edge rows over grid.z: eps rows per slice, `slices` slices.
-/// More than one slice (a small layer) adds ∂x into a zeroed table atomically.
+/// The backward's plan: `rows`, a contraction or layer large enough to fill the device with
+/// the lanes-along-rows kernel (kernels.cuh, backward_rows_kernel); otherwise backward_kernel,
+/// which splits the edge rows over grid.z: eps rows per slice, `slices` slices. More than one
+/// slice (a small layer) adds ∂x into a zeroed table atomically.
 struct BackwardSplit {
   std::int64_t eps, slices;
+  bool rows;
 };
 BackwardSplit backward_split(const Problem& p);
 
