@@ -474,6 +474,42 @@ TEST_P(CudaRowsBackward, ContractMatchesReference) {
   });
 }
 
+// The rows kernel near the poles (see CudaNearPoles): with raw x, pz takes the Fourier form
+// there, whose rows within r < 1/64 of a pole take the chain instead. Edges of even o sit on
+// make_near_pole's circuit (z = cos(L·x)), and every other row's x runs over ±10^-1 .. 10^-7 and
+// 0, so a warp mixes near-pole rows (both ways of the branch) with ordinary ones.
+class CudaRowsNearPoles : public WithGpu<::testing::TestWithParam<DType>> {};
+
+TEST_P(CudaRowsNearPoles, NearPolesKeepTheirAccuracy) {
+  Config cfg = cuda_rows_configs().front();
+  cfg.ansatz = Ansatz::pz;
+  cfg.preacts_trainable = false;
+  cfg.dtype = GetParam();
+  cfg.fast = true;
+  cfg.group = Group::natural;
+  with_inputs(cfg, [&](auto tag, auto& in, std::uint64_t seed) {
+    using T = decltype(tag);
+    const std::int64_t RK = cfg.R() * cfg.K();
+    for (std::int64_t o = 0; o < cfg.O; o += 2)
+      for (std::int64_t i = 0; i < cfg.I; ++i) {
+        T* th = in.theta.data() + (o * cfg.I + i) * RK;
+        for (std::int64_t k = 0; k < RK; ++k) th[k] = T(0);
+        th[RK - 1] = T(-M_PI / 2);
+      }
+    for (std::int64_t b = 0; b < cfg.B; b += 2)
+      for (std::int64_t i = 0; i < cfg.I; ++i) {
+        const std::int64_t k = (b / 2 + i) % 8;
+        in.x[b * cfg.I + i] = k == 7 ? T(0) : T((k % 2 ? -1 : 1) * std::pow(10.0, -1 - int(k)));
+      }
+    const DeviceInputs<T> d(in);
+    const Guarded<T> gy = random_like<T>({cfg.B, cfg.O}, seed + 3);
+    expect_grads_close(cuda_contract_backward(in, d, Path::automatic, gy), run_contract_backward(in, Path::reference, gy),
+                       tol<T>.grad_abs, tol<T>.grad_rel);
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Qkan, CudaRowsNearPoles, ::testing::Values(DType::f32, DType::f64),
+                         [](const ::testing::TestParamInfo<DType>& info) { return std::string(short_name(info.param)); });
 INSTANTIATE_TEST_SUITE_P(QkanRows, CudaRowsBackward, ::testing::ValuesIn(cuda_rows_configs()),
                          [](const ::testing::TestParamInfo<Config>& info) { return info.param.name(); });
 
