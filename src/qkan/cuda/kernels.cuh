@@ -699,6 +699,16 @@ __global__ void __launch_bounds__(kThreads, 2) backward_rows_kernel(Args<T> a, G
       LOCKSTEP_UNROLL
       for (int k = 0; k < NSC; ++k) sl[k] = T(0);
       T dWp = T(0), Sp = T(0), Gp = T(0);
+      // The Fourier coefficients in registers (kept over the rows: the loop has no calls that
+      // could make the compiler reload them); rows near a pole are marked in `pole` and walked
+      // after the loop.
+      constexpr int kFC = kFourier ? 3 * FW + 2 * L : 1;
+      T f[kFC];
+      if constexpr (kFourier) {
+        LOCKSTEP_UNROLL
+        for (int k = 0; k < kFC; ++k) f[k] = r[FO + k];
+      }
+      unsigned pole = 0;
       // Rows past B run on x = 0 with a zero cotangent: nothing they add changes a sum.
       LOCKSTEP_UNROLL
       for (int t = 0; t < kRowLanes; ++t) {
@@ -706,27 +716,22 @@ __global__ void __launch_bounds__(kThreads, 2) backward_rows_kernel(Args<T> a, G
         T v;
         if constexpr (kFourier) {
           const Harmonics<L, T> h = harmonics<L>(pr[t].c, pr[t].s);
-          const T* f = r + FO;
           T n[3] = {T(0), T(0), fourier_sum(f + 2 * FW, h)};
           if (a.fast) n[0] = fourier_sum(f, h), n[1] = fourier_sum(f + FW, h);
           T slope;
           v = measure_with_slope(d, n, a.fast, slope);
-          if (a.fast && std::fma(n[0], n[0], n[1] * n[1]) < kPoleR2<T>) {
-            const std::int64_t o = o0 + e;
-            dx[t] += pole_row<A, L>(r, pr[t].c, pr[t].s, gin, a.theta + a.theta_layout.row(o, i) * a.R * a.K,
-                                    g.dtheta ? g.dtheta + a.theta_layout.row(o, i) * a.R * a.K : nullptr, a.K);
-          } else {
-            const T gz = gin * slope;
-            T dzdx = T(0);
-            sl[0] += gz;
-            LOCKSTEP_UNROLL
-            for (int k = 0; k < L; ++k) {
-              sl[2 * k + 1] = std::fma(gz, h.c[k], sl[2 * k + 1]);
-              sl[2 * k + 2] = std::fma(gz, h.s[k], sl[2 * k + 2]);
-              dzdx = std::fma(f[3 * FW + 2 * k], h.c[k], std::fma(f[3 * FW + 2 * k + 1], h.s[k], dzdx));
-            }
-            dx[t] = std::fma(gz, dzdx, dx[t]);
+          const bool near = a.fast && std::fma(n[0], n[0], n[1] * n[1]) < kPoleR2<T>;
+          pole |= unsigned(near) << t;
+          const T gz = near ? T(0) : gin * slope;  // a row near the pole adds nothing here
+          T dzdx = T(0);
+          sl[0] += gz;
+          LOCKSTEP_UNROLL
+          for (int k = 0; k < L; ++k) {
+            sl[2 * k + 1] = std::fma(gz, h.c[k], sl[2 * k + 1]);
+            sl[2 * k + 2] = std::fma(gz, h.s[k], sl[2 * k + 2]);
+            dzdx = std::fma(f[3 * FW + 2 * k], h.c[k], std::fma(f[3 * FW + 2 * k + 1], h.s[k], dzdx));
           }
+          dx[t] = std::fma(gz, dzdx, dx[t]);
         } else {
           v = Circ::backward(d, r, reps, pr[t], a.fast, gin, sl, dx[t]);
         }
@@ -736,6 +741,13 @@ __global__ void __launch_bounds__(kThreads, 2) backward_rows_kernel(Args<T> a, G
           Sp = std::fma(gyv, act(t, 0), Sp);
           Gp += gyv;
         }
+      }
+      if (kFourier && pole) {
+        const std::int64_t trow = a.theta_layout.row(o0 + e, i) * a.R * a.K;
+        LOCKSTEP_UNROLL
+        for (int t = 0; t < kRowLanes; ++t)
+          if (pole >> t & 1)
+            dx[t] += pole_row<A, L>(r, pr[t].c, pr[t].s, gy[t * 32] * W, a.theta + trow, g.dtheta ? g.dtheta + trow : nullptr, a.K);
       }
       if (!want_sums) continue;
       LOCKSTEP_UNROLL  // constant indices keep sl in registers
