@@ -742,12 +742,14 @@ __global__ void __launch_bounds__(kThreads, 2) backward_rows_kernel(Args<T> a, G
           Gp += gyv;
         }
       }
-      if (kFourier && pole) {
-        const std::int64_t trow = a.theta_layout.row(o0 + e, i) * a.R * a.K;
-        LOCKSTEP_UNROLL
-        for (int t = 0; t < kRowLanes; ++t)
-          if (pole >> t & 1)
-            dx[t] += pole_row<A, L>(r, pr[t].c, pr[t].s, gy[t * 32] * W, a.theta + trow, g.dtheta ? g.dtheta + trow : nullptr, a.K);
+      if constexpr (kFourier) {
+        if (pole) {
+          const std::int64_t trow = a.theta_layout.row(o0 + e, i) * a.R * a.K;
+          LOCKSTEP_UNROLL
+          for (int t = 0; t < kRowLanes; ++t)
+            if (pole >> t & 1)
+              dx[t] += pole_row<A, L>(r, pr[t].c, pr[t].s, gy[t * 32] * W, a.theta + trow, g.dtheta ? g.dtheta + trow : nullptr, a.K);
+        }
       }
       if (!want_sums) continue;
       LOCKSTEP_UNROLL  // constant indices keep sl in registers
