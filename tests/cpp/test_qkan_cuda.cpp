@@ -474,10 +474,10 @@ TEST_P(CudaRowsBackward, ContractMatchesReference) {
   });
 }
 
-// The rows kernel near the poles (see CudaNearPoles): with raw x, pz takes the Fourier form
-// there, whose rows within r < 1/64 of a pole take the chain instead. Edges of even o sit on
-// make_near_pole's circuit (z = cos(L·x)), and every other row's x runs over ±10^-1 .. 10^-7 and
-// 0, so a warp mixes near-pole rows (both ways of the branch) with ordinary ones.
+// The rows kernel near the poles (see CudaNearPoles), where the fast measure's slope ~1/(2r) must
+// meet the transverse components inside each row's walk. Edges of even o sit on make_near_pole's
+// circuit (z = cos(L·x)), and every other row's x runs over ±10^-1 .. 10^-7 and 0, so a warp's
+// batch sums mix near-pole rows with ordinary ones.
 class CudaRowsNearPoles : public WithGpu<::testing::TestWithParam<DType>> {};
 
 TEST_P(CudaRowsNearPoles, NearPolesKeepTheirAccuracy) {

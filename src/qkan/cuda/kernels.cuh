@@ -60,7 +60,6 @@ template <class D> __host__ __device__ __forceinline__ double inv_sqrt(D, double
 }  // namespace lockstep::qkan::detail::cuda_lanes
 
 #include "src/qkan/circuit-inl.hpp"
-#include "src/qkan/fourier_math.hpp"
 
 namespace lockstep::qkan::detail::cuda_lanes {
 
@@ -548,105 +547,36 @@ __global__ void __launch_bounds__(kThreads, 2) backward_kernel(Args<T> a, GradAr
 // The block's rows share gy: a tile gy[b, o0 .. o0 + ET) read once per block along rows.
 // backward_split routes a contraction or layer here when its row blocks × input warps fill the
 // device; smaller layers keep backward_kernel and its grid.z split.
-//
-// With raw x, pz and mix (reps compiled in) take the circuit's Fourier form (fourier_math.hpp):
-// n(x) from 3(2L + 1) coefficients per edge, the cotangent taken along z, and per edge the 2L + 1
-// batch sums S_j = Σ_b gz·φ_j(x_b) instead of the chain's slots; the fold turns S into the chain's
-// slots by its walk at 2L + 1 nodes (fourier_chain_slots), then folds them as usual. About half
-// the backward's arithmetic per circuit. Near a pole of the fast measure (r < kPoleR) that form
-// is ill-conditioned — its slope ~1/(2r) multiplies sums that cancel to O(r), so the gradient
-// carries an error ~ε/r — and such a row takes the chain's walk instead (pole_row), which keeps
-// the product well conditioned (the warp diverges there; with r² ~ uniform such rows are rare).
 template <class T> constexpr int kRowEdgeTile = sizeof(T) == 4 ? 32 : 16;  ///< edges per tile (float64: shared memory)
 
-/// Whether the rows kernel of (A, Enc, RC) takes the Fourier form.
-template <Ansatz A, bool Enc, int RC> constexpr bool kRowsFourier = RC > 0 && has_fourier_form(A, Enc);
-
-/// The rows kernel's per-edge record (its stride KB: the chain's record, W, pb, Wb, then in the
-/// Fourier form n's coefficients and dn_z/dx's) and its batch sums per edge (NS slots, then ∂W
-/// and a layer's S, G: NP).
-struct RowsLayout {
-  int KB, NS, NP;
-};
-template <Ansatz A, bool Enc, int RC, class T> __host__ __device__ RowsLayout rows_layout(const Args<T>& a) {
-  const int extra = kRowsFourier<A, Enc, RC> ? 3 * fourier_width(RC) + 2 * RC : 0;
-  const int NS = kRowsFourier<A, Enc, RC> ? fourier_width(RC) : a.NS;
-  return {(a.KC + 3 + extra) | 1, NS, NS + (a.layer ? 3 : 1)};
-}
-
-/// Shared memory of backward_rows_kernel, in T values.
-template <class T> constexpr std::size_t rows_shared_values(const RowsLayout& l, bool layer) {
+/// Shared memory of backward_rows_kernel, in T values, for a record stride KB and NP sums.
+template <class T> constexpr std::size_t rows_shared_values(int KB, int NP, bool layer) {
   constexpr int ET = kRowEdgeTile<T>;
-  const std::size_t per_warp = std::size_t(ET) * l.KB + std::size_t(l.NP) * 33 + std::size_t(ET) * (l.NP | 1);
+  const std::size_t per_warp = std::size_t(ET) * KB + std::size_t(NP) * 33 + std::size_t(ET) * (NP | 1);
   return std::size_t(ET) * (kRowBlock + 1) + kWarps * per_warp + (layer ? 2 * kRowLanes * kThreads : 0);
-}
-
-/// Below this transverse radius r = √(n_x² + n_y²) a row of the Fourier form takes the chain.
-/// The Fourier gradient's error there is ~ε·(sum of |coefficients|)/(2r): for float32, ~1e-5
-/// of a row's gradient at r = 1/64.
-template <class T> constexpr T kPoleR2 = T(1) / T(64 * 64);
-
-/// θ's gradient of one edge from the chain's slots sl (raw x: no preacts), added atomically.
-template <Ansatz A, int L, class T> __device__ __forceinline__ void fold_theta(const T* sl, const T* th, T* dth, int K) {
-  fold_edge<T>(
-      A, L, false, sl, [&](int row, int col) { return th[row * K + col]; }, true,
-      [&](int row, int col, T v) { atomicAdd(dth + row * K + col, v); }, [](int, T) {}, [](int, T) {});
-}
-
-/// A Fourier-form row near the pole, by the chain: its θ gradient added at once (rare, so no
-/// sums are kept for it); returns its ∂x. Out of line, so the unrolled loop stays small.
-template <Ansatz A, int L, class T>
-__device__ __noinline__ T pole_row(const T* chain, T c, T s, T gin, const T* th, T* dth, int K) {
-  using Chain = Generic<A, false>;
-  T sl[Chain::slot_count(L)];
-  for (T& v : sl) v = T(0);
-  T dx = T(0);
-  Chain::backward(Scalar<T>{}, chain, L, Prep<T>{T(0), c, s}, true, gin, sl, dx);
-  if (dth) fold_theta<A, L>(sl, th, dth, K);
-  return dx;
-}
-
-/// The chain's slots of an edge from its Fourier sums S (fourier_math.hpp): the chain's walk at
-/// the 2L + 1 nodes x_q = 2πq/(2L + 1) with the virtual cotangents along z (the ⟨Z⟩ measure,
-/// slope 1).
-template <Ansatz A, int L, class T> __device__ void fourier_chain_slots(const T* chain, const T* S, T* out) {
-  using Chain = Generic<A, false>;
-  constexpr int W = fourier_width(L);
-  constexpr double kTwoPi = 6.283185307179586476925286766559;
-  const Scalar<T> d;
-  for (int k = 0; k < Chain::slot_count(L); ++k) out[k] = T(0);
-  for (int q = 0; q < W; ++q) {
-    T c, s;
-    sin_cos(d, T(kTwoPi * q / W), c, s);
-    T unused = T(0);
-    Chain::backward(d, chain, L, Prep<T>{T(0), c, s}, false, virtual_cotangent(S, harmonics<L>(c, s)), out, unused);
-  }
 }
 
 template <Ansatz A, bool Enc, class T, int RC, Feed F>
 __global__ void __launch_bounds__(kThreads, 2) backward_rows_kernel(Args<T> a, GradArgs<T> g) {
   static_assert(F == Feed::contract || F == Feed::layer, "the rows kernel serves contractions and layers");
   using Circ = CircuitOf<A, Enc>;
-  constexpr bool kFourier = kRowsFourier<A, Enc, RC>;
-  constexpr int L = RC > 0 ? RC : 1;  // the Fourier form's degree (reps)
-  constexpr int FW = fourier_width(L);
   constexpr int ET = kRowEdgeTile<T>;
   constexpr int kMaxNS = 3 + kFusedMaxReps * 4;
-  constexpr int NSC = kFourier ? FW : RC > 0 ? Circ::slot_count(RC) : kMaxNS;
+  constexpr int NSC = RC > 0 ? Circ::slot_count(RC) : kMaxNS;
   constexpr bool kLayer = F == Feed::layer;
   const Scalar<T> d;
   const int reps = RC > 0 ? RC : a.reps;
-  const RowsLayout lay = rows_layout<A, Enc, RC>(a);
-  const int KB = lay.KB, NS = lay.NS, NP = lay.NP, NPs = NP | 1;
+  const int NS = a.NS, NP = NS + (kLayer ? 3 : 1), NPs = NP | 1;
+  const int KB = backward_record_stride(a.KC);
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* gy_s = reinterpret_cast<T*>(smem_raw);                     // [ET][kRowBlock + 1]
-  T* rec = gy_s + ET * (kRowBlock + 1) + warp * (ET * KB + NP * 33 + ET * NPs);  // [ET][KB]
+  T* own = gy_s + ET * (kRowBlock + 1) + warp * (ET * KB + NP * 33 + ET * NPs);
+  T* rec = own;                                                 // [ET][KB]: record, W, pb, Wb
   T* part = rec + ET * KB;                                      // [NP][33]: the lanes' partials
   T* sums = part + NP * 33;                                     // [ET][NPs]: the tile's edge sums
   T* act_s = gy_s + ET * (kRowBlock + 1) + kWarps * (ET * KB + NP * 33 + ET * NPs);  // [2][kRowLanes][kThreads]
   auto act = [&](int t, int k) -> T& { return act_s[(k * kRowLanes + t) * kThreads + threadIdx.x]; };
-  const int FO = a.KC + 3;  // the Fourier coefficients' offset in a record (n_x, n_y, n_z rows, then dn_z/dx)
 
   const std::int64_t b0 = blockIdx.x * std::int64_t(kRowBlock) + lane;
   const std::int64_t i = blockIdx.y * std::int64_t(kWarps) + warp;
@@ -687,7 +617,6 @@ __global__ void __launch_bounds__(kThreads, 2) backward_rows_kernel(Args<T> a, G
           [&](int l) { return a.w[prow + l]; }, [&](int l) { return a.c[prow + l]; }, r);
       const EdgeWeights<T> ew = edge_weights(a, o, i);
       r[a.KC] = ew.W, r[a.KC + 1] = ew.pb, r[a.KC + 2] = ew.Wb;
-      if constexpr (kFourier) build_fourier_record<T, T, L + 2>(A, L, r, r + FO, r + FO + 3 * FW);
     }
     __syncthreads();  // gy and the records are in place
     if (!active) continue;
@@ -699,56 +628,16 @@ __global__ void __launch_bounds__(kThreads, 2) backward_rows_kernel(Args<T> a, G
       LOCKSTEP_UNROLL
       for (int k = 0; k < NSC; ++k) sl[k] = T(0);
       T dWp = T(0), Sp = T(0), Gp = T(0);
-      // The Fourier coefficients in registers (kept over the rows: the loop has no calls that
-      // could make the compiler reload them); rows near a pole are marked in `pole` and walked
-      // after the loop.
-      constexpr int kFC = kFourier ? 3 * FW + 2 * L : 1;
-      T f[kFC];
-      if constexpr (kFourier) {
-        LOCKSTEP_UNROLL
-        for (int k = 0; k < kFC; ++k) f[k] = r[FO + k];
-      }
-      unsigned pole = 0;
       // Rows past B run on x = 0 with a zero cotangent: nothing they add changes a sum.
       LOCKSTEP_UNROLL
       for (int t = 0; t < kRowLanes; ++t) {
-        const T gyv = gy[t * 32], gin = gyv * W;
-        T v;
-        if constexpr (kFourier) {
-          const Harmonics<L, T> h = harmonics<L>(pr[t].c, pr[t].s);
-          T n[3] = {T(0), T(0), fourier_sum(f + 2 * FW, h)};
-          if (a.fast) n[0] = fourier_sum(f, h), n[1] = fourier_sum(f + FW, h);
-          T slope;
-          v = measure_with_slope(d, n, a.fast, slope);
-          const bool near = a.fast && std::fma(n[0], n[0], n[1] * n[1]) < kPoleR2<T>;
-          pole |= unsigned(near) << t;
-          const T gz = near ? T(0) : gin * slope;  // a row near the pole adds nothing here
-          T dzdx = T(0);
-          sl[0] += gz;
-          LOCKSTEP_UNROLL
-          for (int k = 0; k < L; ++k) {
-            sl[2 * k + 1] = std::fma(gz, h.c[k], sl[2 * k + 1]);
-            sl[2 * k + 2] = std::fma(gz, h.s[k], sl[2 * k + 2]);
-            dzdx = std::fma(f[3 * FW + 2 * k], h.c[k], std::fma(f[3 * FW + 2 * k + 1], h.s[k], dzdx));
-          }
-          dx[t] = std::fma(gz, dzdx, dx[t]);
-        } else {
-          v = Circ::backward(d, r, reps, pr[t], a.fast, gin, sl, dx[t]);
-        }
+        const T gyv = gy[t * 32];
+        const T v = Circ::backward(d, r, reps, pr[t], a.fast, gyv * W, sl, dx[t]);
         dWp = std::fma(gyv, v, dWp);
         if constexpr (kLayer) {
           dx[t] = std::fma(gyv * Wb, act(t, 1), dx[t]);
           Sp = std::fma(gyv, act(t, 0), Sp);
           Gp += gyv;
-        }
-      }
-      if constexpr (kFourier) {
-        if (pole) {
-          const std::int64_t trow = a.theta_layout.row(o0 + e, i) * a.R * a.K;
-          LOCKSTEP_UNROLL
-          for (int t = 0; t < kRowLanes; ++t)
-            if (pole >> t & 1)
-              dx[t] += pole_row<A, L>(r, pr[t].c, pr[t].s, gy[t * 32] * W, a.theta + trow, g.dtheta ? g.dtheta + trow : nullptr, a.K);
         }
       }
       if (!want_sums) continue;
@@ -769,14 +658,8 @@ __global__ void __launch_bounds__(kThreads, 2) backward_rows_kernel(Args<T> a, G
     if (!want_sums || lane >= n_edges) continue;
     const std::int64_t o = o0 + lane;
     const T* sum = sums + lane * NPs;
-    const std::int64_t trow = a.theta_layout.row(o, i) * a.R * a.K;
-    if constexpr (kFourier) {
-      if (g.dtheta) {
-        T chain_slots[Generic<A, false>::slot_count(L)];
-        fourier_chain_slots<A, L>(rec + lane * KB, sum, chain_slots);
-        fold_theta<A, L>(chain_slots, a.theta + trow, g.dtheta + trow, a.K);
-      }
-    } else if (g.dtheta || g.dw || g.dc) {
+    if (g.dtheta || g.dw || g.dc) {
+      const std::int64_t trow = a.theta_layout.row(o, i) * a.R * a.K;
       const std::int64_t prow = a.encoding ? a.pre_layout.row(o, i) * a.reps : 0;
       fold_edge<T>(
           A, reps, a.encoding, sum, [&](int row, int col) { return a.theta[trow + row * a.K + col]; },
@@ -868,7 +751,8 @@ void launch_backward(const Problem& p, const void* gout, const GradPtrs& gp, con
                       static_cast<T*>(gp.w),       static_cast<T*>(gp.c),  static_cast<T*>(gp.W),
                       static_cast<T*>(gp.pb),      static_cast<T*>(gp.bw)};
   if (split.rows) {
-    const std::size_t bytes = rows_shared_values<T>(rows_layout<A, Enc, RC>(a), a.layer) * sizeof(T);
+    const int NP = a.NS + (a.layer ? 3 : 1);
+    const std::size_t bytes = rows_shared_values<T>(backward_record_stride(a.KC), NP, a.layer) * sizeof(T);
     if (bytes > kMaxSharedBytes) invalid_argument("qkan.cuda", "reps ", p.reps, " needs too much shared memory");
     const dim3 grid(grid_dim((a.B + kRowBlock - 1) / kRowBlock, "the batch"), grid_dim((a.I + kWarps - 1) / kWarps, "the inputs"));
     if (grid.y > 65535) invalid_argument("qkan.cuda", "I = ", a.I, " is more inputs than the grid holds");
