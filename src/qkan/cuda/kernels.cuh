@@ -5,7 +5,7 @@
 // Included by the per-(ansatz, dtype) instantiation units (instantiate.cu.in); dispatch.cpp
 // picks the instantiation.
 //
-// Three kernels, each with its thread roles described above it:
+// Four kernels, each with its thread roles described above it:
 //   solve_forward_kernel     the plain (B, O', I) output: lanes along inputs, so stores coalesce;
 //   contract_forward_kernel  the layer's y = Σ_i post·W: one batch row per thread, every thread
 //                            of a warp on the same edge, y summed in registers (a small layer's
@@ -14,7 +14,10 @@
 //   backward_kernel          both backwards: lanes along inputs, warps along rows; ∂x summed
 //                            over edges in registers (over grid.z's edge slices of a small
 //                            layer by atomics), per-edge batch sums over rows in registers,
-//                            over warps in shared memory, one atomic per block.
+//                            over warps in shared memory, one atomic per block;
+//   backward_rows_kernel     the backward of a contraction or layer that fills the device: lanes
+//                            along rows, a warp per input, per-edge batch sums over the warp's
+//                            lanes in its own shared memory (backward_split picks it).
 // Edge records (θ trig, the prefix state n0; edge_math.hpp) are built in shared memory once per
 // block and input chunk ("θ trig once per edge per block"); a thread computes the data trig
 // (cos x, sin x) once per (b, i) it handles and shares it over the edges.
