@@ -373,10 +373,8 @@ LAYER_CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", LAYER_CASES,
-                         ids=lambda c: ",".join(f"{k}={v}" for k, v in c.items()) or "default")
-def test_layer_cuda_matches_cpu_and_exact(seed, case):
-    B, I, O = 129, 40, 9
+def _layer_pair(seed, case, B, I, O):
+    """The same perturbed lq.QKANLayer on the CPU and on CUDA (one edge pruned), and x (B, I)."""
     kw = dict(reps=REPS, seed=seed % 10000)
     kw.update(case)
     ansatz = kw.get("ansatz", "pz_encoding")
@@ -391,7 +389,11 @@ def test_layer_cuda_matches_cpu_and_exact(seed, case):
     lim = 0.4 if ansatz == "px_encoding" else 1.5  # px: |w·x + c| stays below 1
     g = torch.Generator().manual_seed(seed + 1)
     x = ((torch.rand(B, I, generator=g, dtype=torch.float64) * 2 - 1) * lim).to(dtype)
+    return kw, ansatz, dtype, host, dev, x
 
+
+def _layer_cuda_vs_cpu(host, dev, x, dtype):
+    """Output and every gradient of the CUDA layer == the CPU layer's; returns the CUDA ones."""
     y_h, g_h = _grads_of(host, x.clone().requires_grad_(True))
     y_d, g_d = _grads_of(dev, x.cuda().requires_grad_(True))
     assert y_d.is_cuda and all(t.is_cuda for t in g_d.values())
@@ -399,6 +401,15 @@ def test_layer_cuda_matches_cpu_and_exact(seed, case):
     assert g_d.keys() == g_h.keys()
     for k in g_h:
         check_grad(g_d[k], g_h[k], dtype, f"grad {k} vs CPU")
+    return y_d, g_d
+
+
+@pytest.mark.parametrize("case", LAYER_CASES,
+                         ids=lambda c: ",".join(f"{k}={v}" for k, v in c.items()) or "default")
+def test_layer_cuda_matches_cpu_and_exact(seed, case):
+    B, I, O = 129, 40, 9
+    kw, ansatz, dtype, host, dev, x = _layer_pair(seed, case, B, I, O)
+    y_d, g_d = _layer_cuda_vs_cpu(host, dev, x, dtype)
 
     if ansatz == "real":
         return  # upstream computes `real` in bfloat16: no oracle at these tolerances
@@ -411,9 +422,9 @@ def test_layer_cuda_matches_cpu_and_exact(seed, case):
         check_grad(g_d[k], g_u[k], dtype, f"grad {k} vs qkan exact")
 
 
-# A layer large enough that its backward takes the rows kernel (lanes along batch rows; the C++
-# test CudaBackwardPlan.RowsShapesRouteThere checks the routing of this shape): 3 row blocks,
-# 54 input warps, 41 outputs, against the CPU layer.
+# A layer large enough that its backward takes the rows kernel (lanes along batch rows): 3 row
+# blocks of 256 × 54 input warps = 162 blocks, one per multiprocessor or more on devices of up to
+# 162 (an H100 or H200 has 132); 41 outputs; against the CPU layer.
 ROWS_LAYER_CASES = [
     dict(),
     dict(preact_trainable=True, postact_weight_trainable=True, postact_bias_trainable=True),
@@ -426,23 +437,8 @@ ROWS_LAYER_CASES = [
                          ids=lambda c: ",".join(f"{k}={v}" for k, v in c.items()) or "default")
 def test_large_layer_cuda_matches_cpu(seed, case):
     B, I, O = 549, 429, 41
-    kw = dict(reps=REPS, seed=seed % 10000)
-    kw.update(case)
-    dtype = kw.get("p_dtype", torch.float32)
-    host = lq.QKANLayer(I, O, **kw)
-    _perturb(host, torch.Generator().manual_seed(seed), small_preacts=False)
-    with torch.no_grad():
-        host.mask[1, 2] = 0.0
-    dev = lq.QKANLayer(I, O, device="cuda", **kw)
-    dev.load_state_dict(host.state_dict())
-    g = torch.Generator().manual_seed(seed + 1)
-    x = ((torch.rand(B, I, generator=g, dtype=torch.float64) * 2 - 1) * 1.5).to(dtype)
-    y_h, g_h = _grads_of(host, x.clone().requires_grad_(True))
-    y_d, g_d = _grads_of(dev, x.cuda().requires_grad_(True))
-    check_values(y_d, y_h, dtype, "layer output vs CPU")
-    assert g_d.keys() == g_h.keys()
-    for k in g_h:
-        check_grad(g_d[k], g_h[k], dtype, f"grad {k} vs CPU")
+    _, _, dtype, host, dev, x = _layer_pair(seed, case, B, I, O)
+    _layer_cuda_vs_cpu(host, dev, x, dtype)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -364,6 +364,25 @@ __device__ __forceinline__ void add_weight_grads(const Args<T>& a, const GradArg
   if (g.dbw) atomicAdd(g.dbw + k, m * S);
 }
 
+/// Adds one edge's batch sums — its NS slots, then ∂W and a layer's S, G — into the gradient
+/// tables: the slots folded into θ / w / c (edge_math.hpp), the rest by add_weight_grads where
+/// `weights` (a shared circuit's ∂W is added per output instead). One atomic per value.
+template <Ansatz A, class T>
+__device__ void add_edge_grads(const Args<T>& a, const GradArgs<T>& g, int reps, std::int64_t o, std::int64_t i,
+                               const T* sum, int NS, bool weights) {
+  if (g.dtheta || g.dw || g.dc) {
+    const std::int64_t trow = a.theta_layout.row(o, i) * a.R * a.K;
+    const std::int64_t prow = a.encoding ? a.pre_layout.row(o, i) * a.reps : 0;
+    fold_edge<T>(
+        A, reps, a.encoding, sum, [&](int row, int col) { return a.theta[trow + row * a.K + col]; },
+        g.dtheta != nullptr, [&](int row, int col, T v) { atomicAdd(g.dtheta + trow + row * a.K + col, v); },
+        [&](int l, T v) { if (g.dw) atomicAdd(g.dw + prow + l, v); },
+        [&](int l, T v) { if (g.dc) atomicAdd(g.dc + prow + l, v); });
+  }
+  if (weights && (g.dW || g.dpb || g.dbw))
+    add_weight_grads(a, g, o, i, sum[NS], a.layer ? sum[NS + 1] : T(0), a.layer ? sum[NS + 2] : T(0));
+}
+
 /// Where a circuit's cotangent comes from; fixed per launch and a template parameter of the
 /// backward kernel, so its inner loop carries no per-row branches on it:
 ///   plain     the plain solve's gout[b, o', i];
@@ -499,17 +518,7 @@ __global__ void __launch_bounds__(kThreads, 2) backward_kernel(Args<T> a, GradAr
         for (int w = 0; w < kWarps; ++w) acc += part[((w * EOB + e) * NP + s) * kChunk + l];
         sum[s] = acc;
       }
-      if (g.dtheta || g.dw || g.dc) {
-        const std::int64_t trow = a.theta_layout.row(o, ii) * a.R * a.K;
-        const std::int64_t prow = a.encoding ? a.pre_layout.row(o, ii) * a.reps : 0;
-        fold_edge<T>(
-            A, reps, a.encoding, sum, [&](int row, int col) { return a.theta[trow + row * a.K + col]; },
-            g.dtheta != nullptr, [&](int row, int col, T v) { atomicAdd(g.dtheta + trow + row * a.K + col, v); },
-            [&](int l, T v) { if (g.dw) atomicAdd(g.dw + prow + l, v); },
-            [&](int l, T v) { if (g.dc) atomicAdd(g.dc + prow + l, v); });
-      }
-      if (want_weights && F != Feed::shared)
-        add_weight_grads(a, g, o, ii, sum[NS], a.layer ? sum[NS + 1] : T(0), a.layer ? sum[NS + 2] : T(0));
+      add_edge_grads<A>(a, g, reps, o, ii, sum, NS, F != Feed::shared);
     }
   }
   if constexpr (F == Feed::shared) {  // one circuit fed every output: ∂W[o, i] = Σ_b gy[b, o]·post[b, i]
@@ -659,18 +668,7 @@ __global__ void __launch_bounds__(kThreads, 2) backward_rows_kernel(Args<T> a, G
       __syncwarp();  // part is free again; sums of edge e are in place
     }
     if (!want_sums || lane >= n_edges) continue;
-    const std::int64_t o = o0 + lane;
-    const T* sum = sums + lane * NPs;
-    if (g.dtheta || g.dw || g.dc) {
-      const std::int64_t trow = a.theta_layout.row(o, i) * a.R * a.K;
-      const std::int64_t prow = a.encoding ? a.pre_layout.row(o, i) * a.reps : 0;
-      fold_edge<T>(
-          A, reps, a.encoding, sum, [&](int row, int col) { return a.theta[trow + row * a.K + col]; },
-          g.dtheta != nullptr, [&](int row, int col, T v) { atomicAdd(g.dtheta + trow + row * a.K + col, v); },
-          [&](int l, T v) { if (g.dw) atomicAdd(g.dw + prow + l, v); },
-          [&](int l, T v) { if (g.dc) atomicAdd(g.dc + prow + l, v); });
-    }
-    if (want_weights) add_weight_grads(a, g, o, i, sum[NS], kLayer ? sum[NS + 1] : T(0), kLayer ? sum[NS + 2] : T(0));
+    add_edge_grads<A>(a, g, reps, o0 + lane, i, sums + lane * NPs, NS, true);
   }
   if (g.dx && active)
     LOCKSTEP_UNROLL
