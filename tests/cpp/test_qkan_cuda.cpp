@@ -7,6 +7,9 @@
 //                    forward and backward, gradient subsets
 //   CudaNearPoles    circuits that reach a pole of the Bloch sphere (the fast measure's slope
 //                    ~1/(2r)), against the reference
+//   CudaRowsBackward the rows kernel (the backward of a contraction that fills the device) on
+//                    device-sized shapes, and CudaRowsNearPoles near the poles; CudaBackwardPlan
+//                    checks that those shapes take it
 //   CudaStream       calls run on Options::stream, asynchronously, without host synchronisation
 //   CudaGraph        forward + backward captured into a CUDA graph and replayed on new inputs
 //   CudaLarge        B·O·I > 2^31 (64-bit indexing)
