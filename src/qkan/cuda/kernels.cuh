@@ -364,6 +364,9 @@ __device__ __forceinline__ void add_weight_grads(const Args<T>& a, const GradArg
   if (g.dbw) atomicAdd(g.dbw + k, m * S);
 }
 
+/// Batch sums per edge in the backward kernels: the NS slots, then ∂W and a layer's S and G.
+template <class T> __host__ __device__ int edge_sum_count(const Args<T>& a) { return a.NS + (a.layer ? 3 : 1); }
+
 /// Adds one edge's batch sums — its NS slots, then ∂W and a layer's S, G — into the gradient
 /// tables: the slots folded into θ / w / c (edge_math.hpp), the rest by add_weight_grads where
 /// `weights` (a shared circuit's ∂W is added per output instead). One atomic per value.
@@ -403,7 +406,7 @@ __global__ void __launch_bounds__(kThreads, 2) backward_kernel(Args<T> a, GradAr
   constexpr int NSC = RC > 0 ? Circ::slot_count(RC) : kMaxNS;     // slots, compiled (registers)
   const Scalar<T> d;
   const int reps = RC > 0 ? RC : a.reps;
-  const int NS = a.NS, NP = NS + (a.layer ? 3 : 1);
+  const int NS = a.NS, NP = edge_sum_count(a);
   const int KB = backward_record_stride(a.KC);
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* rec = reinterpret_cast<T*>(smem_raw);       // [EOB][32][KB]: record, W, pb, Wb
@@ -561,11 +564,16 @@ __global__ void __launch_bounds__(kThreads, 2) backward_kernel(Args<T> a, GradAr
 // device; smaller layers keep backward_kernel and its grid.z split.
 template <class T> constexpr int kRowEdgeTile = sizeof(T) == 4 ? 32 : 16;  ///< edges per tile (float64: shared memory)
 
-/// Shared memory of backward_rows_kernel, in T values, for a record stride KB and NP sums.
-template <class T> constexpr std::size_t rows_shared_values(int KB, int NP, bool layer) {
-  constexpr int ET = kRowEdgeTile<T>;
-  const std::size_t per_warp = std::size_t(ET) * KB + std::size_t(NP) * 33 + std::size_t(ET) * (NP | 1);
-  return std::size_t(ET) * (kRowBlock + 1) + kWarps * per_warp + (layer ? 2 * kRowLanes * kThreads : 0);
+/// backward_rows_kernel's shared memory, in T values: the block's gy tile [ET][kRowBlock + 1],
+/// then each warp's own records [ET][KB], lanes' partials [NP][33] and edge sums [ET][NP | 1],
+/// then a layer's silu and slope per thread and row [2][kRowLanes][kThreads].
+template <class T> __host__ __device__ std::size_t rows_gy_values() { return std::size_t(kRowEdgeTile<T>) * (kRowBlock + 1); }
+template <class T> __host__ __device__ std::size_t rows_warp_values(const Args<T>& a) {
+  const int ET = kRowEdgeTile<T>, NP = edge_sum_count(a);
+  return std::size_t(ET) * backward_record_stride(a.KC) + std::size_t(NP) * 33 + std::size_t(ET) * (NP | 1);
+}
+template <class T> std::size_t rows_shared_values(const Args<T>& a) {
+  return rows_gy_values<T>() + kWarps * rows_warp_values(a) + (a.layer ? 2 * kRowLanes * kThreads : 0);
 }
 
 template <Ansatz A, bool Enc, class T, int RC, Feed F>
@@ -578,16 +586,15 @@ __global__ void __launch_bounds__(kThreads, 2) backward_rows_kernel(Args<T> a, G
   constexpr bool kLayer = F == Feed::layer;
   const Scalar<T> d;
   const int reps = RC > 0 ? RC : a.reps;
-  const int NS = a.NS, NP = NS + (kLayer ? 3 : 1), NPs = NP | 1;
+  const int NS = a.NS, NP = edge_sum_count(a), NPs = NP | 1;
   const int KB = backward_record_stride(a.KC);
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  T* gy_s = reinterpret_cast<T*>(smem_raw);                     // [ET][kRowBlock + 1]
-  T* own = gy_s + ET * (kRowBlock + 1) + warp * (ET * KB + NP * 33 + ET * NPs);
-  T* rec = own;                                                 // [ET][KB]: record, W, pb, Wb
-  T* part = rec + ET * KB;                                      // [NP][33]: the lanes' partials
-  T* sums = part + NP * 33;                                     // [ET][NPs]: the tile's edge sums
-  T* act_s = gy_s + ET * (kRowBlock + 1) + kWarps * (ET * KB + NP * 33 + ET * NPs);  // [2][kRowLanes][kThreads]
+  T* gy_s = reinterpret_cast<T*>(smem_raw);  // the layout of rows_shared_values
+  T* rec = gy_s + rows_gy_values<T>() + warp * rows_warp_values(a);  // record, W, pb, Wb
+  T* part = rec + ET * KB;                                            // the lanes' partials
+  T* sums = part + NP * 33;                                           // the tile's edge sums
+  T* act_s = gy_s + rows_gy_values<T>() + kWarps * rows_warp_values(a);
   auto act = [&](int t, int k) -> T& { return act_s[(k * kRowLanes + t) * kThreads + threadIdx.x]; };
 
   const std::int64_t b0 = blockIdx.x * std::int64_t(kRowBlock) + lane;
@@ -752,8 +759,7 @@ void launch_backward(const Problem& p, const void* gout, const GradPtrs& gp, con
                       static_cast<T*>(gp.w),       static_cast<T*>(gp.c),  static_cast<T*>(gp.W),
                       static_cast<T*>(gp.pb),      static_cast<T*>(gp.bw)};
   if (split.rows) {
-    const int NP = a.NS + (a.layer ? 3 : 1);
-    const std::size_t bytes = rows_shared_values<T>(backward_record_stride(a.KC), NP, a.layer) * sizeof(T);
+    const std::size_t bytes = rows_shared_values(a) * sizeof(T);
     if (bytes > kMaxSharedBytes) invalid_argument("qkan.cuda", "reps ", p.reps, " needs too much shared memory");
     const dim3 grid(grid_dim((a.B + kRowBlock - 1) / kRowBlock, "the batch"), grid_dim((a.I + kWarps - 1) / kWarps, "the inputs"));
     if (grid.y > 65535) invalid_argument("qkan.cuda", "I = ", a.I, " is more inputs than the grid holds");
@@ -770,7 +776,7 @@ void launch_backward(const Problem& p, const void* gout, const GradPtrs& gp, con
   // Edges per tile: up to 8, fewer where records and per-warp partials are long, keeping the
   // block's shared memory under 110 KiB (two blocks share a multiprocessor's 228 KiB). The
   // tile's records and fold are a per-tile cost over its edges × 8 rows per thread.
-  const int NP = a.NS + (a.layer ? 3 : 1);
+  const int NP = edge_sum_count(a);
   const std::size_t per_edge = (std::size_t(kChunk) * (backward_record_stride(a.KC) + kWarps * NP) + BB) * sizeof(T);
   const std::size_t fixed = a.layer ? std::size_t(BB) * kChunk * 2 * sizeof(T) : 0;  // silu, silu' per (b, i)
   const int EOB = int(std::clamp<std::int64_t>(std::int64_t((110 * 1024 - fixed) / per_edge), 1, std::min<std::int64_t>(8, split.eps)));
