@@ -347,7 +347,7 @@ int device_multiprocessors() {
 /// Shapes whose contracted backward takes the rows kernel (lanes along batch rows), sized for
 /// this device (CudaBackwardPlan.RowsShapesRouteThere checks the routing): 2 row blocks (the
 /// second of one row), input warps for one block per multiprocessor (the last with 5 inputs)
-/// and 33 outputs (edge tiles of 32 then 1 in float32, 16, 16, 1 in float64).
+/// and 33 outputs (more than one edge tile in either dtype, the last of one edge).
 std::vector<Config> cuda_rows_configs() {
   std::vector<Config> out;
   for (const AnsatzEnc& ae : all_ansatz_encodings())
@@ -358,7 +358,7 @@ std::vector<Config> cuda_rows_configs() {
       c.fast = d == DType::f32;
       c.group = d == DType::f32 ? Group::natural : Group::grouped;
       c.dtype = d;
-      c.B = 257;
+      c.B = qkan::detail::cuda_lanes::kRowBlock + 1;
       c.I = 8 * ((device_multiprocessors() + 1) / 2) - 3;
       c.O = 33;
       out.push_back(c);

@@ -422,9 +422,10 @@ def test_layer_cuda_matches_cpu_and_exact(seed, case):
         check_grad(g_d[k], g_u[k], dtype, f"grad {k} vs qkan exact")
 
 
-# A layer large enough that its backward takes the rows kernel (lanes along batch rows): 3 row
-# blocks of 256 × 54 input warps = 162 blocks, one per multiprocessor or more on devices of up to
-# 162 (an H100 or H200 has 132); 41 outputs; against the CPU layer.
+# A layer large enough that its backward takes the rows kernel (lanes along batch rows): 1100
+# rows (3 row blocks of 512, 5 of 256) × 54 input warps = 162 blocks or more, one per
+# multiprocessor or more on devices of up to 162 (an H100 or H200 has 132); 41 outputs; against
+# the CPU layer.
 ROWS_LAYER_CASES = [
     dict(),
     dict(preact_trainable=True, postact_weight_trainable=True, postact_bias_trainable=True),
@@ -436,7 +437,7 @@ ROWS_LAYER_CASES = [
 @pytest.mark.parametrize("case", ROWS_LAYER_CASES,
                          ids=lambda c: ",".join(f"{k}={v}" for k, v in c.items()) or "default")
 def test_large_layer_cuda_matches_cpu(seed, case):
-    B, I, O = 549, 429, 41
+    B, I, O = 1100, 429, 41
     _, _, dtype, host, dev, x = _layer_pair(seed, case, B, I, O)
     _layer_cuda_vs_cpu(host, dev, x, dtype)
 

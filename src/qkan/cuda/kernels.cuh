@@ -10,7 +10,8 @@
 //   contract_forward_kernel  the layer's y = Σ_i post·W: one batch row per thread, every thread
 //                            of a warp on the same edge, y summed in registers (a small layer's
 //                            input slices in shared memory; atomics only where a small layer of
-//                            many inputs splits them over grid.z);
+//                            many inputs splits them over grid.z); with raw x and reps compiled
+//                            in, the circuit's value in its Fourier form (ContractCircuit);
 //   backward_kernel          both backwards: lanes along inputs, warps along rows; ∂x summed
 //                            over edges in registers (over grid.z's edge slices of a small
 //                            layer by atomics), per-edge batch sums over rows in registers,
@@ -63,8 +64,43 @@ template <class D> __host__ __device__ __forceinline__ double inv_sqrt(D, double
 }  // namespace lockstep::qkan::detail::cuda_lanes
 
 #include "src/qkan/circuit-inl.hpp"
+#include "src/qkan/fourier_math.hpp"
 
 namespace lockstep::qkan::detail::cuda_lanes {
+
+/// The raw-x circuit's value in its Fourier form (fourier_math.hpp), reps = L compiled in: the
+/// record is n's three coefficient rows, the per-(b, i) data its harmonics.
+template <Ansatz A, int L> struct Fourier {
+  static constexpr int kRecord = fourier_record_size(L);
+  static constexpr int kChainRecord = edge_record_size(A, L);
+
+  template <class D, class V> static __device__ Harmonics<L, V> prep(D d, V x, int /*reps*/) {
+    V c, s;
+    sin_cos(d, x, c, s);
+    return harmonics<L>(c, s);
+  }
+  template <class D, class V>
+  static __device__ V forward(D d, const V* rec, int /*reps*/, const Harmonics<L, V>& h, bool fast) {
+    constexpr int W = fourier_width(L);
+    const V z = fourier_sum(rec + 2 * W, h);
+    return fast ? measure(d, fourier_sum(rec, h), fourier_sum(rec + W, h), z, true) : z;
+  }
+};
+
+/// The circuit form of the contracted forward: the Fourier form where the ansatz has one and
+/// reps is compiled in (its harmonics in registers), unless the block slices its inputs (small
+/// layers, whose latency the longer record build would add to); else the rotation chain. The
+/// one choice of form; the plain forward and the backwards run the chain.
+template <Ansatz A, bool Enc, int RC, bool Sliced>
+using ContractCircuit =
+    std::conditional_t<(has_fourier_form(A, Enc) && RC > 0 && !Sliced), Fourier<A, (RC > 0 ? RC : 1)>, CircuitOf<A, Enc>>;
+template <class Circ> constexpr bool is_fourier = false;
+template <Ansatz A, int L> constexpr bool is_fourier<Fourier<A, L>> = true;
+/// Record values per edge of the circuit form Circ, given the chain's (Args::KC).
+template <class Circ> __host__ __device__ constexpr int record_size_of(int chain_record) {
+  if constexpr (is_fourier<Circ>) return Circ::kRecord;
+  else return chain_record;
+}
 
 constexpr int kMaxSharedBytes = 200 * 1024;
 
@@ -199,12 +235,12 @@ template <int N, class T> __device__ __forceinline__ void load_record(const T* s
 /// kernel compiles as if the slices were not there (at large shapes the loop's registers count).
 template <Ansatz A, bool Enc, class T, int RC, bool Sliced>
 __global__ void __launch_bounds__(kThreads) contract_forward_kernel(Args<T> a, T* y, int n_out, int ic, int ips, int s_arg) {
-  using Circ = CircuitOf<A, Enc>;
-  constexpr int KC = RC > 0 ? edge_record_size(A, RC) : 0;
+  using Circ = ContractCircuit<A, Enc, RC, Sliced>;
+  constexpr int KC = RC > 0 ? record_size_of<Circ>(edge_record_size(A, RC)) : 0;
   constexpr int KS = RC > 0 ? padded<T>(KC) : 0;
   const Scalar<T> d;
   const int reps = RC > 0 ? RC : a.reps;
-  const int kc = a.KC, ks = RC > 0 ? KS : padded<T>(kc);
+  const int kc = RC > 0 ? KC : a.KC, ks = RC > 0 ? KS : padded<T>(kc);
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* rec = reinterpret_cast<T*>(smem_raw);  // [ic][EO][ks]: edge (o0 + e, i0 + il) at (il·EO + e)·ks, W, pb, Wb at +kc
   const int S = Sliced ? s_arg : 1, RB = kThreads / S;
@@ -229,9 +265,18 @@ __global__ void __launch_bounds__(kThreads) contract_forward_kernel(Args<T> a, T
       if (!shared_edge || e == 0) {
         const T* th = a.theta + a.theta_layout.row(o, i) * a.R * a.K;
         const std::int64_t prow = a.encoding ? a.pre_layout.row(o, i) * a.reps : 0;
-        build_record<T>(
-            A, reps, a.encoding, [&](int row, int col) { return th[row * a.K + col]; },
-            [&](int l) { return a.w[prow + l]; }, [&](int l) { return a.c[prow + l]; }, r);
+        auto build_chain = [&](T* dst) {
+          build_record<T>(
+              A, reps, a.encoding, [&](int row, int col) { return th[row * a.K + col]; },
+              [&](int l) { return a.w[prow + l]; }, [&](int l) { return a.c[prow + l]; }, dst);
+        };
+        if constexpr (is_fourier<Circ>) {
+          T chain[Circ::kChainRecord];
+          build_chain(chain);
+          build_fourier_record<T, T, RC + 2>(A, RC, chain, r);
+        } else {
+          build_chain(r);
+        }
       }
       const EdgeWeights<T> ew = edge_weights(a, o0 + e, i);
       r[kc] = ew.W, r[kc + 1] = ew.pb, r[kc + 2] = ew.Wb;
@@ -244,7 +289,7 @@ __global__ void __launch_bounds__(kThreads) contract_forward_kernel(Args<T> a, T
     __syncthreads();
     for (int il = slice; il < n_i; il += S) {
       const T xv = xs[il * (RB + 1) + row];
-      const Prep<T> pr = Circ::prep(d, xv, reps);
+      const auto pr = Circ::prep(d, xv, reps);
       const T* rl = rec + il * EO * ks;
       // The circuit of the record at src, its weights (W, pb, Wb) into wt.
       auto eval = [&](const T* src, T (&wt)[3]) {
@@ -734,7 +779,9 @@ template <Ansatz A, bool Enc, class T, int RC> void launch_forward(const Problem
   // Inputs per chunk: up to 16, fewer where the records are long (large reps, float64), so a
   // block's shared memory stays under 48 KiB and several blocks share a multiprocessor; with
   // S > 1 the same memory then holds the slices' partial sums.
-  const int ks = padded<T>(a.KC), RB = kThreads / S;
+  const int ks = padded<T>(S > 1 ? record_size_of<ContractCircuit<A, Enc, RC, true>>(a.KC)
+                                 : record_size_of<ContractCircuit<A, Enc, RC, false>>(a.KC)),
+            RB = kThreads / S;
   auto bytes_for = [&](int ic) { return std::size_t(ic * EO * ks + ic * (RB + 1)) * sizeof(T); };
   int ic = 16;
   while (ic > 1 && bytes_for(ic) > 48 * 1024) ic /= 2;
