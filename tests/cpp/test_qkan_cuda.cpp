@@ -8,8 +8,9 @@
 //   CudaNearPoles    circuits that reach a pole of the Bloch sphere (the fast measure's slope
 //                    ~1/(2r)), against the reference
 //   CudaRowsBackward the rows kernel (the backward of a contraction that fills the device) on
-//                    device-sized shapes, and CudaRowsNearPoles near the poles; CudaBackwardPlan
-//                    checks that those shapes take it
+//                    device-sized shapes for each of its rows per lane, and CudaRowsNearPoles
+//                    near the poles; CudaBackwardPlan checks that those shapes take it, and
+//                    that records too long for its shared memory do not
 //   CudaStream       calls run on Options::stream, asynchronously, without host synchronisation
 //   CudaGraph        forward + backward captured into a CUDA graph and replayed on new inputs
 //   CudaLarge        B·O·I > 2^31 (64-bit indexing)
@@ -344,11 +345,13 @@ int device_multiprocessors() {
   return cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, 0) == cudaSuccess ? n : 132;
 }
 
-/// Shapes whose contracted backward takes the rows kernel (lanes along batch rows), sized for
-/// this device (CudaBackwardPlan.RowsShapesRouteThere checks the routing): 2 row blocks (the
-/// second of one row), input warps for one block per multiprocessor (the last with 5 inputs)
-/// and 33 outputs (more than one edge tile in either dtype, the last of one edge).
-std::vector<Config> cuda_rows_configs() {
+/// Shapes whose contracted backward takes the rows kernel with `lanes` rows per lane (lanes
+/// along batch rows), sized for this device (CudaBackwardPlan.RowsShapesRouteThere checks the
+/// routing): 2 row blocks of 32·lanes rows (the second of one row), input warps for one block
+/// per multiprocessor (the last with 5 inputs), so the next larger row block would give half a
+/// block per multiprocessor; and 33 outputs (more than one edge tile in either dtype, the last
+/// of one edge).
+std::vector<Config> cuda_rows_configs(int lanes) {
   std::vector<Config> out;
   for (const AnsatzEnc& ae : all_ansatz_encodings())
     for (DType d : {DType::f32, DType::f64}) {
@@ -358,11 +361,20 @@ std::vector<Config> cuda_rows_configs() {
       c.fast = d == DType::f32;
       c.group = d == DType::f32 ? Group::natural : Group::grouped;
       c.dtype = d;
-      c.B = qkan::detail::cuda_lanes::kRowBlock + 1;
+      c.B = qkan::detail::cuda_lanes::row_block(lanes) + 1;
       c.I = 8 * ((device_multiprocessors() + 1) / 2) - 3;
       c.O = 33;
       out.push_back(c);
     }
+  return out;
+}
+/// The rows kernel's shapes for every rows-per-lane count it is compiled for.
+std::vector<Config> cuda_rows_configs() {
+  std::vector<Config> out;
+  for (int lanes : qkan::detail::cuda_lanes::kRowLanes) {
+    const std::vector<Config> more = cuda_rows_configs(lanes);
+    out.insert(out.end(), more.begin(), more.end());
+  }
   return out;
 }
 
@@ -484,31 +496,34 @@ TEST_P(CudaRowsBackward, ContractMatchesReference) {
 class CudaRowsNearPoles : public WithGpu<::testing::TestWithParam<DType>> {};
 
 TEST_P(CudaRowsNearPoles, NearPolesKeepTheirAccuracy) {
-  Config cfg = cuda_rows_configs().front();
-  cfg.ansatz = Ansatz::pz;
-  cfg.preacts_trainable = false;
-  cfg.dtype = GetParam();
-  cfg.fast = true;
-  cfg.group = Group::natural;
-  with_inputs(cfg, [&](auto tag, auto& in, std::uint64_t seed) {
-    using T = decltype(tag);
-    const std::int64_t RK = cfg.R() * cfg.K();
-    for (std::int64_t o = 0; o < cfg.O; o += 2)
-      for (std::int64_t i = 0; i < cfg.I; ++i) {
-        T* th = in.theta.data() + (o * cfg.I + i) * RK;
-        for (std::int64_t k = 0; k < RK; ++k) th[k] = T(0);
-        th[RK - 1] = T(-M_PI / 2);
-      }
-    for (std::int64_t b = 0; b < cfg.B; b += 2)
-      for (std::int64_t i = 0; i < cfg.I; ++i) {
-        const std::int64_t k = (b / 2 + i) % 8;
-        in.x[b * cfg.I + i] = k == 7 ? T(0) : T((k % 2 ? -1 : 1) * std::pow(10.0, -1 - int(k)));
-      }
-    const DeviceInputs<T> d(in);
-    const Guarded<T> gy = random_like<T>({cfg.B, cfg.O}, seed + 3);
-    expect_grads_close(cuda_contract_backward(in, d, Path::automatic, gy), run_contract_backward(in, Path::reference, gy),
-                       tol<T>.grad_abs, tol<T>.grad_rel);
-  });
+  for (int lanes : qkan::detail::cuda_lanes::kRowLanes) {
+    SCOPED_TRACE("rows per lane " + std::to_string(lanes));
+    Config cfg = cuda_rows_configs(lanes).front();
+    cfg.ansatz = Ansatz::pz;
+    cfg.preacts_trainable = false;
+    cfg.dtype = GetParam();
+    cfg.fast = true;
+    cfg.group = Group::natural;
+    with_inputs(cfg, [&](auto tag, auto& in, std::uint64_t seed) {
+      using T = decltype(tag);
+      const std::int64_t RK = cfg.R() * cfg.K();
+      for (std::int64_t o = 0; o < cfg.O; o += 2)
+        for (std::int64_t i = 0; i < cfg.I; ++i) {
+          T* th = in.theta.data() + (o * cfg.I + i) * RK;
+          for (std::int64_t k = 0; k < RK; ++k) th[k] = T(0);
+          th[RK - 1] = T(-M_PI / 2);
+        }
+      for (std::int64_t b = 0; b < cfg.B; b += 2)
+        for (std::int64_t i = 0; i < cfg.I; ++i) {
+          const std::int64_t k = (b / 2 + i) % 8;
+          in.x[b * cfg.I + i] = k == 7 ? T(0) : T((k % 2 ? -1 : 1) * std::pow(10.0, -1 - int(k)));
+        }
+      const DeviceInputs<T> d(in);
+      const Guarded<T> gy = random_like<T>({cfg.B, cfg.O}, seed + 3);
+      expect_grads_close(cuda_contract_backward(in, d, Path::automatic, gy), run_contract_backward(in, Path::reference, gy),
+                         tol<T>.grad_abs, tol<T>.grad_rel);
+    });
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Qkan, CudaRowsNearPoles, ::testing::Values(DType::f32, DType::f64),
@@ -518,8 +533,8 @@ INSTANTIATE_TEST_SUITE_P(QkanRows, CudaRowsBackward, ::testing::ValuesIn(cuda_ro
 
 class CudaBackwardPlan : public WithGpu<::testing::Test> {};
 
-// The QkanRows shapes exercise the rows kernel on this device; the tile shapes keep
-// backward_kernel; a plain solve never takes the rows kernel.
+// The QkanRows shapes exercise the rows kernel on this device, with the rows per lane they are
+// sized for; the tile shapes keep backward_kernel; a plain solve never takes the rows kernel.
 TEST_F(CudaBackwardPlan, RowsShapesRouteThere) {
   auto split = [](const Config& c, qkan::detail::Kind kind) {
     qkan::detail::Problem p;
@@ -527,11 +542,28 @@ TEST_F(CudaBackwardPlan, RowsShapesRouteThere) {
     p.B = c.B, p.I = c.I, p.O = c.O, p.O_edges = c.O;
     return qkan::detail::cuda_lanes::backward_split(p);
   };
-  for (const Config& c : cuda_rows_configs()) {
-    EXPECT_TRUE(split(c, qkan::detail::Kind::contract).rows) << c.name();
-    EXPECT_FALSE(split(c, qkan::detail::Kind::solve).rows) << c.name();
-  }
-  for (const Config& c : cuda_tile_configs()) EXPECT_FALSE(split(c, qkan::detail::Kind::contract).rows) << c.name();
+  for (int lanes : qkan::detail::cuda_lanes::kRowLanes)
+    for (const Config& c : cuda_rows_configs(lanes)) {
+      EXPECT_EQ(split(c, qkan::detail::Kind::contract).row_lanes, lanes) << c.name();
+      EXPECT_EQ(split(c, qkan::detail::Kind::solve).row_lanes, 0) << c.name();
+    }
+  for (const Config& c : cuda_tile_configs()) EXPECT_EQ(split(c, qkan::detail::Kind::contract).row_lanes, 0) << c.name();
+}
+
+// A layer whose records and sums are too long for the rows kernel's shared memory (mix with the
+// encoding at the most reps) keeps backward_kernel at any shape; at 3 reps the same shape
+// takes the rows kernel with 16 rows per lane.
+TEST_F(CudaBackwardPlan, LongRecordsKeepTheTileKernel) {
+  qkan::detail::Problem p;
+  p.kind = qkan::detail::Kind::contract;
+  p.ansatz = Ansatz::mix;
+  p.encoding = true;
+  p.layer = true;
+  p.B = 1 << 15, p.I = 1024, p.O = p.O_edges = 64;
+  p.reps = qkan::detail::kFusedMaxReps;
+  EXPECT_EQ(qkan::detail::cuda_lanes::backward_split(p).row_lanes, 0);
+  p.reps = 3;
+  EXPECT_EQ(qkan::detail::cuda_lanes::backward_split(p).row_lanes, 16);
 }
 
 // Near the poles (qkan_test_util.hpp, near_pole_config), where the fast measure's slope ~1/(2r)

@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "src/qkan/cuda/launch.hpp"
+#include "src/qkan/edge_math.hpp"
 
 namespace lockstep::qkan::detail {
 
@@ -26,10 +27,20 @@ int multiprocessors() {
 
 BackwardSplit backward_split(const Problem& p) {
   // A contraction or layer (one circuit per edge) whose row blocks × input warps give at least
-  // one block per multiprocessor: the rows kernel, unsplit.
+  // one block per multiprocessor: the rows kernel, unsplit, with the most rows per lane that
+  // still do (more rows per lane share an edge's sums, record and fold over more evaluations)
+  // and whose shared memory fits (long records, large reps, may not).
   const std::int64_t sm = multiprocessors();
-  if (p.kind == Kind::contract && p.O_edges > 1 && ((p.B + kRowBlock - 1) / kRowBlock) * ((p.I + kWarps - 1) / kWarps) >= sm)
-    return {p.O_edges, 1, true};
+  if (p.kind == Kind::contract && p.O_edges > 1) {
+    const std::size_t vb = size_of(p.dtype);
+    const int KC = edge_record_size(p.ansatz, p.reps), NP = edge_sum_count(edge_slot_count(p.ansatz, p.reps, p.encoding), p.layer);
+    for (int k = int(std::size(kRowLanes)) - 1; k >= 0; --k) {
+      const int RL = kRowLanes[k];
+      const std::int64_t blocks = ((p.B + row_block(RL) - 1) / row_block(RL)) * ((p.I + kWarps - 1) / kWarps);
+      if (blocks >= sm && rows_shared_values(RL, vb, KC, NP, p.layer) * vb <= std::size_t(kMaxSharedBytes))
+        return {p.O_edges, 1, RL};
+    }
+  }
   // Otherwise all edge rows in one slice, unless the row tiles × input chunks give fewer than 2
   // blocks per multiprocessor (one circuit per (b, i), O' = 1, is never split).
   const std::int64_t tiles = ((p.B + BB - 1) / BB) * ((p.I + kChunk - 1) / kChunk);
@@ -37,7 +48,7 @@ BackwardSplit backward_split(const Problem& p) {
   const std::int64_t slices_wanted =
       p.O_edges == 1 ? 1 : std::min<std::int64_t>((want_blocks + tiles - 1) / tiles, 65535);
   const std::int64_t eps = (p.O_edges + slices_wanted - 1) / slices_wanted;
-  return {eps, (p.O_edges + eps - 1) / eps, false};
+  return {eps, (p.O_edges + eps - 1) / eps, 0};
 }
 
 namespace {
@@ -99,7 +110,7 @@ void cuda_backward(const Problem& p, const void* gout, const GradPtrs& g) {
   // launch. With B = 0 the zeroed tables are the whole answer, and no kernel runs.
   const std::size_t s = size_of(p.dtype);
   const std::size_t pre = p.pre_layout.rows() * p.reps * s, oi = std::size_t(p.O * p.I) * s;
-  const cuda_lanes::BackwardSplit split = p.B > 0 ? cuda_lanes::backward_split(p) : cuda_lanes::BackwardSplit{0, 0, false};
+  const cuda_lanes::BackwardSplit split = p.B > 0 ? cuda_lanes::backward_split(p) : cuda_lanes::BackwardSplit{0, 0, 0};
   const cuda_lanes::ZeroSpan spans[] = {{g.theta, p.theta_layout.rows() * p.R * p.K * s},
                                         {g.w, pre},
                                         {g.c, pre},

@@ -18,7 +18,8 @@
 //                            over warps in shared memory, one atomic per block;
 //   backward_rows_kernel     the backward of a contraction or layer that fills the device: lanes
 //                            along rows, a warp per input, per-edge batch sums over the warp's
-//                            lanes in its own shared memory (backward_split picks it).
+//                            lanes in its own shared memory (backward_split picks it, and 8 or
+//                            16 rows per lane).
 // Edge records (θ trig, the prefix state n0; edge_math.hpp) are built in shared memory once per
 // block and input chunk ("θ trig once per edge per block"); a thread computes the data trig
 // (cos x, sin x) once per (b, i) it handles and shares it over the edges.
@@ -101,8 +102,6 @@ template <class Circ> __host__ __device__ constexpr int record_size_of(int chain
   if constexpr (is_fourier<Circ>) return Circ::kRecord;
   else return chain_record;
 }
-
-constexpr int kMaxSharedBytes = 200 * 1024;
 
 /// Everything a kernel reads, by value (kernel parameters).
 template <class T> struct Args {
@@ -410,7 +409,7 @@ __device__ __forceinline__ void add_weight_grads(const Args<T>& a, const GradArg
 }
 
 /// Batch sums per edge in the backward kernels: the NS slots, then ∂W and a layer's S and G.
-template <class T> __host__ __device__ int edge_sum_count(const Args<T>& a) { return a.NS + (a.layer ? 3 : 1); }
+template <class T> __host__ __device__ int edge_sum_count(const Args<T>& a) { return edge_sum_count(a.NS, a.layer); }
 
 /// Adds one edge's batch sums — its NS slots, then ∂W and a layer's S, G — into the gradient
 /// tables: the slots folded into θ / w / c (edge_math.hpp), the rest by add_weight_grads where
@@ -439,9 +438,6 @@ __device__ void add_edge_grads(const Args<T>& a, const GradArgs<T>& g, int reps,
 ///   layer     a layer: gy[b, o]·W[o, i], plus its S, G sums and its base branch's ∂x.
 enum class Feed { plain, shared, contract, layer };
 
-/// The backward's per-edge shared-memory record stride: the record, then (contraction, layer)
-/// W, pb, Wb; odd, so lanes reading their own records fall on distinct banks.
-constexpr int backward_record_stride(int KC) { return (KC + 3) | 1; }
 
 template <Ansatz A, bool Enc, class T, int RC, Feed F>
 __global__ void __launch_bounds__(kThreads, 2) backward_kernel(Args<T> a, GradArgs<T> g, int EOB, int eps) {
@@ -594,38 +590,28 @@ __global__ void __launch_bounds__(kThreads, 2) backward_kernel(Args<T> a, GradAr
 
 // ---------------------------------------------------------------------------------------------
 // Backward of a contraction or a layer at large shapes, lanes along batch rows. Warp w of a
-// block takes input i = blockIdx.y·kWarps + w, its lane l the kRowLanes rows
-// b = blockIdx.x·kRowBlock + t·32 + l (t < kRowLanes); the block walks every edge row o, ET at a
-// time. So:
+// block takes input i = blockIdx.y·kWarps + w, its lane l the RL rows
+// b = blockIdx.x·32·RL + t·32 + l (t < RL); the block walks every edge row o, ET at a time. So:
 //   - ∂x[b, i] (a sum over o) stays in registers, as in backward_kernel;
 //   - all lanes of a warp evaluate the same edge (o, i): its record is a shared-memory broadcast,
 //     built by lane e for edge o0 + e of the tile, in the warp's own records (no block barrier);
 //   - an edge's batch sums are its 32 lanes' partials, added in the warp's own shared memory
-//     (NP stores, then lane k < NP adds slot k's 32 values), once per edge and 256 rows — not,
-//     as in backward_kernel, per edge, 64 rows and 8 warps behind two block barriers;
+//     (NP stores, then lane k < NP adds slot k's 32 values), once per edge and 32·RL rows —
+//     not, as in backward_kernel, per edge, 64 rows and 8 warps behind two block barriers;
 //   - after a tile, lane e folds edge o0 + e (every lane busy), one atomic per value per block.
 // The block's rows share gy: a tile gy[b, o0 .. o0 + ET) read once per block along rows.
 // backward_split routes a contraction or layer here when its row blocks × input warps fill the
-// device; smaller layers keep backward_kernel and its grid.z split.
-template <class T> constexpr int kRowEdgeTile = sizeof(T) == 4 ? 32 : 16;  ///< edges per tile (float64: shared memory)
+// device, with RL = 16 where blocks of 512 rows still do, else 8 (kRowLanes); smaller layers
+// keep backward_kernel and its grid.z split. More rows per lane spread an edge's record, sums
+// and fold over more evaluations, but need a longer gy tile: fewer edges per tile
+// (rows_edge_tile) keep two blocks on a multiprocessor. Shared-memory layout: launch.hpp,
+// rows_shared_values.
 
-/// backward_rows_kernel's shared memory, in T values: the block's gy tile [ET][kRowBlock + 1],
-/// then each warp's own records [ET][KB], lanes' partials [NP][33] and edge sums [ET][NP | 1],
-/// then a layer's silu and slope per thread and row [2][kRowLanes][kThreads].
-template <class T> __host__ __device__ std::size_t rows_gy_values() { return std::size_t(kRowEdgeTile<T>) * (kRowBlock + 1); }
-template <class T> __host__ __device__ std::size_t rows_warp_values(const Args<T>& a) {
-  const int ET = kRowEdgeTile<T>, NP = edge_sum_count(a);
-  return std::size_t(ET) * backward_record_stride(a.KC) + std::size_t(NP) * 33 + std::size_t(ET) * (NP | 1);
-}
-template <class T> std::size_t rows_shared_values(const Args<T>& a) {
-  return rows_gy_values<T>() + kWarps * rows_warp_values(a) + (a.layer ? 2 * kRowLanes * kThreads : 0);
-}
-
-template <Ansatz A, bool Enc, class T, int RC, Feed F>
+template <Ansatz A, bool Enc, class T, int RC, Feed F, int RL>
 __global__ void __launch_bounds__(kThreads, 2) backward_rows_kernel(Args<T> a, GradArgs<T> g) {
   static_assert(F == Feed::contract || F == Feed::layer, "the rows kernel serves contractions and layers");
   using Circ = CircuitOf<A, Enc>;
-  constexpr int ET = kRowEdgeTile<T>;
+  constexpr int ET = rows_edge_tile(RL, sizeof(T)), kRows = row_block(RL);
   constexpr int kMaxNS = 3 + kFusedMaxReps * 4;
   constexpr int NSC = RC > 0 ? Circ::slot_count(RC) : kMaxNS;
   constexpr bool kLayer = F == Feed::layer;
@@ -636,22 +622,23 @@ __global__ void __launch_bounds__(kThreads, 2) backward_rows_kernel(Args<T> a, G
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* gy_s = reinterpret_cast<T*>(smem_raw);  // the layout of rows_shared_values
-  T* rec = gy_s + rows_gy_values<T>() + warp * rows_warp_values(a);  // record, W, pb, Wb
+  const std::size_t warp_values = rows_warp_values(RL, sizeof(T), a.KC, NP);
+  T* rec = gy_s + rows_gy_values(RL, sizeof(T)) + warp * warp_values;  // record, W, pb, Wb
   T* part = rec + ET * KB;                                            // the lanes' partials
   T* sums = part + NP * 33;                                           // the tile's edge sums
-  T* act_s = gy_s + rows_gy_values<T>() + kWarps * rows_warp_values(a);
-  auto act = [&](int t, int k) -> T& { return act_s[(k * kRowLanes + t) * kThreads + threadIdx.x]; };
+  T* act_s = gy_s + rows_gy_values(RL, sizeof(T)) + kWarps * warp_values;
+  auto act = [&](int t, int k) -> T& { return act_s[(k * RL + t) * kThreads + threadIdx.x]; };
 
-  const std::int64_t b0 = blockIdx.x * std::int64_t(kRowBlock) + lane;
+  const std::int64_t b0 = blockIdx.x * std::int64_t(kRows) + lane;
   const std::int64_t i = blockIdx.y * std::int64_t(kWarps) + warp;
   const bool active = i < a.I;
   const bool want_weights = g.dW || g.dpb || g.dbw;
   const bool want_sums = g.dtheta || g.dw || g.dc || want_weights;
 
-  Prep<T> pr[kRowLanes];
-  T dx[kRowLanes];
+  Prep<T> pr[RL];
+  T dx[RL];
   LOCKSTEP_UNROLL
-  for (int t = 0; t < kRowLanes; ++t) {
+  for (int t = 0; t < RL; ++t) {
     const std::int64_t b = b0 + t * 32;
     const T xv = active && b < a.B ? a.x[b * a.I + i] : T(0);
     pr[t] = Circ::prep(d, xv, reps);
@@ -666,10 +653,10 @@ __global__ void __launch_bounds__(kThreads, 2) backward_rows_kernel(Args<T> a, G
   for (std::int64_t o0 = 0; o0 < a.O; o0 += ET) {
     const int n_edges = int(std::min<std::int64_t>(ET, a.O - o0));
     __syncthreads();  // every warp is done with the previous tile's gy
-    for (int k = threadIdx.x; k < kRowBlock * ET; k += kThreads) {  // along rows of gy
+    for (int k = threadIdx.x; k < kRows * ET; k += kThreads) {  // along rows of gy
       const int row = k / ET, e = k % ET;
-      const std::int64_t b = blockIdx.x * std::int64_t(kRowBlock) + row;
-      gy_s[e * (kRowBlock + 1) + row] = b < a.B && e < n_edges ? g.gout[b * a.O + o0 + e] : T(0);
+      const std::int64_t b = blockIdx.x * std::int64_t(kRows) + row;
+      gy_s[e * (kRows + 1) + row] = b < a.B && e < n_edges ? g.gout[b * a.O + o0 + e] : T(0);
     }
     if (active && lane < n_edges) {
       const std::int64_t o = o0 + lane;
@@ -686,7 +673,7 @@ __global__ void __launch_bounds__(kThreads, 2) backward_rows_kernel(Args<T> a, G
     if (!active) continue;
     for (int e = 0; e < n_edges; ++e) {
       const T* r = rec + e * KB;
-      const T* gy = gy_s + e * (kRowBlock + 1) + lane;
+      const T* gy = gy_s + e * (kRows + 1) + lane;
       const T W = r[a.KC], Wb = r[a.KC + 2];
       T sl[NSC];
       LOCKSTEP_UNROLL
@@ -694,7 +681,7 @@ __global__ void __launch_bounds__(kThreads, 2) backward_rows_kernel(Args<T> a, G
       T dWp = T(0), Sp = T(0), Gp = T(0);
       // Rows past B run on x = 0 with a zero cotangent: nothing they add changes a sum.
       LOCKSTEP_UNROLL
-      for (int t = 0; t < kRowLanes; ++t) {
+      for (int t = 0; t < RL; ++t) {
         const T gyv = gy[t * 32];
         const T v = Circ::backward(d, r, reps, pr[t], a.fast, gyv * W, sl, dx[t]);
         dWp = std::fma(gyv, v, dWp);
@@ -724,7 +711,7 @@ __global__ void __launch_bounds__(kThreads, 2) backward_rows_kernel(Args<T> a, G
   }
   if (g.dx && active)
     LOCKSTEP_UNROLL
-    for (int t = 0; t < kRowLanes; ++t)
+    for (int t = 0; t < RL; ++t)
       if (b0 + t * 32 < a.B) g.dx[(b0 + t * 32) * a.I + i] = dx[t];
 }
 
@@ -805,18 +792,23 @@ void launch_backward(const Problem& p, const void* gout, const GradPtrs& gp, con
   const GradArgs<T> g{static_cast<const T*>(gout), static_cast<T*>(gp.x),  static_cast<T*>(gp.theta),
                       static_cast<T*>(gp.w),       static_cast<T*>(gp.c),  static_cast<T*>(gp.W),
                       static_cast<T*>(gp.pb),      static_cast<T*>(gp.bw)};
-  if (split.rows) {
-    const std::size_t bytes = rows_shared_values(a) * sizeof(T);
-    if (bytes > kMaxSharedBytes) invalid_argument("qkan.cuda", "reps ", p.reps, " needs too much shared memory");
-    const dim3 grid(grid_dim((a.B + kRowBlock - 1) / kRowBlock, "the batch"), grid_dim((a.I + kWarps - 1) / kWarps, "the inputs"));
-    if (grid.y > 65535) invalid_argument("qkan.cuda", "I = ", a.I, " is more inputs than the grid holds");
-    auto launch = [&](auto feed) {
-      auto kernel = backward_rows_kernel<A, Enc, T, RC, decltype(feed)::value>;
+  if (split.row_lanes > 0) {
+    auto launch = [&](auto feed, auto lanes) {
+      constexpr int RL = decltype(lanes)::value;
+      const std::size_t bytes = rows_shared_values(RL, sizeof(T), a.KC, edge_sum_count(a), a.layer) * sizeof(T);
+      const dim3 grid(grid_dim((a.B + row_block(RL) - 1) / row_block(RL), "the batch"), grid_dim((a.I + kWarps - 1) / kWarps, "the inputs"));
+      if (grid.y > 65535) invalid_argument("qkan.cuda", "I = ", a.I, " is more inputs than the grid holds");
+      auto kernel = backward_rows_kernel<A, Enc, T, RC, decltype(feed)::value, RL>;
       allow_shared(kernel, bytes);
       kernel<<<grid, kThreads, bytes, static_cast<cudaStream_t>(p.stream)>>>(a, g);
     };
-    if (a.layer) launch(std::integral_constant<Feed, Feed::layer>{});
-    else launch(std::integral_constant<Feed, Feed::contract>{});
+    auto with_lanes = [&](auto feed) {
+      static_assert(kRowLanes[0] == 8 && kRowLanes[1] == 16, "one instantiation per entry of kRowLanes");
+      if (split.row_lanes == 16) launch(feed, std::integral_constant<int, 16>{});
+      else launch(feed, std::integral_constant<int, 8>{});
+    };
+    if (a.layer) with_lanes(std::integral_constant<Feed, Feed::layer>{});
+    else with_lanes(std::integral_constant<Feed, Feed::contract>{});
     check(cudaGetLastError(), "launching the backward kernel");
     return;
   }
