@@ -148,6 +148,16 @@ template <class T> __device__ __forceinline__ T silu(T x) {
 }
 template <class T> __device__ __forceinline__ T silu(T x, T& slope) { return activate_value<Activation::silu, true>(x, slope); }
 
+/// Writes the rotation-chain record (edge_math.hpp) of edge (o, i) at `reps` into dst.
+template <Ansatz A, class T>
+__device__ __forceinline__ void build_chain_record(const Args<T>& a, int reps, std::int64_t o, std::int64_t i, T* dst) {
+  const T* th = a.theta + a.theta_layout.row(o, i) * a.R * a.K;
+  const std::int64_t prow = a.encoding ? a.pre_layout.row(o, i) * a.reps : 0;
+  build_record<T>(
+      A, reps, a.encoding, [&](int row, int col) { return th[row * a.K + col]; },
+      [&](int l) { return a.w[prow + l]; }, [&](int l) { return a.c[prow + l]; }, dst);
+}
+
 /// Builds the records of edges (o_edge0 + e, i0 + il), e < n_edges, il < n_i, into
 /// rec + (e·n_i + il)·stride.
 template <Ansatz A, class T>
@@ -155,13 +165,9 @@ __device__ void build_records(const Args<T>& a, std::int64_t o_edge0, int n_edge
                               int stride, T* rec) {
   for (int k = threadIdx.x; k < n_edges * n_i; k += blockDim.x) {
     const int e = k / n_i, il = k % n_i;
-    const std::int64_t o = o_edge0 + e, i = i0 + il;
+    const std::int64_t i = i0 + il;
     if (i >= a.I) continue;
-    const T* th = a.theta + a.theta_layout.row(o, i) * a.R * a.K;
-    const std::int64_t prow = a.encoding ? a.pre_layout.row(o, i) * a.reps : 0;
-    build_record<T>(
-        A, a.reps, a.encoding, [&](int row, int col) { return th[row * a.K + col]; },
-        [&](int l) { return a.w[prow + l]; }, [&](int l) { return a.c[prow + l]; }, rec + k * stride);
+    build_chain_record<A>(a, a.reps, o_edge0 + e, i, rec + k * stride);
   }
 }
 
@@ -262,19 +268,12 @@ __global__ void __launch_bounds__(kThreads) contract_forward_kernel(Args<T> a, T
       const std::int64_t i = i0 + il, o = shared_edge ? 0 : o0 + e;
       T* r = rec + (il * EO + e) * ks;
       if (!shared_edge || e == 0) {
-        const T* th = a.theta + a.theta_layout.row(o, i) * a.R * a.K;
-        const std::int64_t prow = a.encoding ? a.pre_layout.row(o, i) * a.reps : 0;
-        auto build_chain = [&](T* dst) {
-          build_record<T>(
-              A, reps, a.encoding, [&](int row, int col) { return th[row * a.K + col]; },
-              [&](int l) { return a.w[prow + l]; }, [&](int l) { return a.c[prow + l]; }, dst);
-        };
         if constexpr (is_fourier<Circ>) {
           T chain[Circ::kChainRecord];
-          build_chain(chain);
+          build_chain_record<A>(a, reps, o, i, chain);
           build_fourier_record<T, T, RC + 2>(A, RC, chain, r);
         } else {
-          build_chain(r);
+          build_chain_record<A>(a, reps, o, i, r);
         }
       }
       const EdgeWeights<T> ew = edge_weights(a, o0 + e, i);
@@ -437,7 +436,6 @@ __device__ void add_edge_grads(const Args<T>& a, const GradArgs<T>& g, int reps,
 ///   contract  a contraction: gy[b, o]·W[o, i];
 ///   layer     a layer: gy[b, o]·W[o, i], plus its S, G sums and its base branch's ∂x.
 enum class Feed { plain, shared, contract, layer };
-
 
 template <Ansatz A, bool Enc, class T, int RC, Feed F>
 __global__ void __launch_bounds__(kThreads, 2) backward_kernel(Args<T> a, GradArgs<T> g, int EOB, int eps) {
@@ -661,11 +659,7 @@ __global__ void __launch_bounds__(kThreads, 2) backward_rows_kernel(Args<T> a, G
     if (active && lane < n_edges) {
       const std::int64_t o = o0 + lane;
       T* r = rec + lane * KB;
-      const T* th = a.theta + a.theta_layout.row(o, i) * a.R * a.K;
-      const std::int64_t prow = a.encoding ? a.pre_layout.row(o, i) * a.reps : 0;
-      build_record<T>(
-          A, reps, a.encoding, [&](int row, int col) { return th[row * a.K + col]; },
-          [&](int l) { return a.w[prow + l]; }, [&](int l) { return a.c[prow + l]; }, r);
+      build_chain_record<A>(a, reps, o, i, r);
       const EdgeWeights<T> ew = edge_weights(a, o, i);
       r[a.KC] = ew.W, r[a.KC + 1] = ew.pb, r[a.KC + 2] = ew.Wb;
     }

@@ -54,9 +54,9 @@ int multiprocessors();
 
 /// The backward's plan: `row_lanes` rows per lane for a contraction or layer large enough to
 /// fill the device with the lanes-along-rows kernel (kernels.cuh, backward_rows_kernel), whose
-/// shared memory fits kMaxSharedBytes; otherwise (row_lanes = 0) backward_kernel, which splits the edge rows over grid.z: eps rows
-/// per slice, `slices` slices. More than one slice (a small layer) adds ∂x into a zeroed table
-/// atomically.
+/// shared memory fits kMaxSharedBytes; otherwise (row_lanes = 0) backward_kernel, which splits
+/// the edge rows over grid.z: eps rows per slice, `slices` slices. More than one slice (a small
+/// layer) adds ∂x into a zeroed table atomically.
 struct BackwardSplit {
   std::int64_t eps, slices;
   int row_lanes;
