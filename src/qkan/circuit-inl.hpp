@@ -65,6 +65,21 @@ template <int axis, class V> LOCKSTEP_HD void unrot(V* n, V c, V s) {
   n[u] = nu;
 }
 
+/// unrot for a w whose z component is zero (the walk's first gate: w = n × (0, 0, gz)): the
+/// products with that zero are left out, which the compiler may not do (0·inf is NaN).
+template <int axis, class D, class V> LOCKSTEP_HD void unrot_flat(D d, V* w, V c, V s) {
+  if constexpr (axis == 0) {  // (u, v) = (y, z)
+    w[2] = Neg(Mul(s, w[1]));
+    w[1] = Mul(c, w[1]);
+  } else if constexpr (axis == 1) {  // (u, v) = (z, x)
+    w[2] = Mul(s, w[0]);
+    w[0] = Mul(c, w[0]);
+  } else {
+    unrot<axis>(w, c, s);
+    w[2] = Zero(d);
+  }
+}
+
 /// r = √(1 − z²) of the final Bloch vector, taken as √(n_x² + n_y²): accurate near the poles,
 /// where 1 − z² cancels (z = 1 − 1e-8 would lose half the digits).
 template <class V> LOCKSTEP_HD V transverse(V nx, V ny) { return Sqrt(MulAdd(nx, nx, Mul(ny, ny))); }
@@ -114,8 +129,10 @@ template <Ansatz A, bool Enc> struct Generic {
     return pr;
   }
 
-  /// Cos/sin of rep l's data rotation from the record q.
-  template <class D, class V> static LOCKSTEP_HD void data_trig(D d, const typename D::T* q, const Prep<V>& pr, V& c, V& s) {
+  /// Cos/sin of rep l's data rotation from the record q. With raw x, rep 0's θ offset is part
+  /// of the prefix state n0 (build_record), so rep 0's data gate is R(x) itself.
+  template <class D, class V>
+  static LOCKSTEP_HD void data_trig(D d, const typename D::T* q, const Prep<V>& pr, int l, V& c, V& s) {
     using T = typename D::T;
     if constexpr (Enc) {
       const V e = MulAdd(Set(d, q[0]), pr.x, Set(d, q[1]));
@@ -125,7 +142,7 @@ template <Ansatz A, bool Enc> struct Generic {
       } else {
         sin_cos(d, e, c, s);
       }
-    } else if constexpr (kOffset) {  // angle addition with the cached θ trig
+    } else if (kOffset && l > 0) {  // angle addition with the cached θ trig
       const V oc = Set(d, q[0]), os = Set(d, q[1]);
       c = MulSub(pr.c, oc, Mul(pr.s, os));
       s = MulAdd(pr.s, oc, Mul(pr.c, os));
@@ -146,11 +163,17 @@ template <Ansatz A, bool Enc> struct Generic {
     LOCKSTEP_UNROLL
     for (int l = 0; l < reps; ++l, q += kStride) {
       V c, s;
-      data_trig(d, q, pr, c, s);
+      data_trig(d, q, pr, l, c, s);
       rot<kDataAxis>(n, c, s);
       const_gates(d, q, n);
     }
     return measure(d, n[0], n[1], n[2], fast);
+  }
+
+  /// Un-applies a constant gate from w; `first` marks the walk's first gate, where w_z = 0.
+  template <int axis, class D, class V> static LOCKSTEP_HD void unrot_gate(D d, V* w, V c, V s, bool first) {
+    if (first) unrot_flat<axis>(d, w, c, s);
+    else unrot<axis>(w, c, s);
   }
 
   /// Recomputes the forward, then walks the gates backwards, un-applying each. The walk carries
@@ -165,7 +188,7 @@ template <Ansatz A, bool Enc> struct Generic {
     const typename D::T* q = rec + 3;
     LOCKSTEP_UNROLL
     for (int l = 0; l < reps; ++l, q += kStride) {
-      data_trig(d, q, pr, cs[l][0], cs[l][1]);
+      data_trig(d, q, pr, l, cs[l][0], cs[l][1]);
       rot<kDataAxis>(n, cs[l][0], cs[l][1]);
       const_gates(d, q, n);
     }
@@ -179,10 +202,10 @@ template <Ansatz A, bool Enc> struct Generic {
       V* sl = slots + 3 + l * kSlotStride;
       if constexpr (S.nconst > 1) {
         sl[2] = Add(sl[2], w[S.const_axis[1]]);
-        unrot<S.const_axis[1]>(w, Set(d, q[4]), Set(d, q[5]));
+        unrot_gate<S.const_axis[1]>(d, w, Set(d, q[4]), Set(d, q[5]), l == reps - 1);
       }
       sl[1] = Add(sl[1], w[S.const_axis[0]]);
-      unrot<S.const_axis[0]>(w, Set(d, q[2]), Set(d, q[3]));
+      unrot_gate<S.const_axis[0]>(d, w, Set(d, q[2]), Set(d, q[3]), S.nconst == 1 && l == reps - 1);
       V de = w[kDataAxis];
       unrot<kDataAxis>(w, cs[l][0], cs[l][1]);
       if constexpr (S.arccos) de = Neg(Div(de, cs[l][1]));  // d arccos(e)/de = −1/√(1−e²)

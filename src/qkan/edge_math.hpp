@@ -62,6 +62,13 @@ LOCKSTEP_HD int prefix_gates(const Schedule& s, int axes[3], int cols[3]) {
   return n;
 }
 
+/// Whether rep 0's data-gate offset R_D(θ[1][off]) is applied to the prefix state n0 rather than
+/// added to rep 0's data angle: with raw x it commutes with R_D(x), so the record stores
+/// n0 = R_D(θ[1][off])·(prefix) and the offset (cos, sin) = (1, 0) for rep 0, and the circuits
+/// skip rep 0's angle addition. The slots W0 are then taken at that n0 (fold_edge un-rotates
+/// them); rep 0's offset gradient stays its Σ de_0 (the walk's w_D is unchanged by R_D).
+constexpr LOCKSTEP_HD bool offset_in_prefix(const Schedule& s, bool enc) { return !enc && s.offset_col >= 0; }
+
 /// Writes the record of one edge into r. th(row, col) reads its θ; w(l), c(l) its preacts
 /// (read only with the encoding active).
 template <class M, class T, class ThetaAt, class WAt, class CAt>
@@ -82,10 +89,12 @@ LOCKSTEP_HD void build_record(Ansatz a, int reps, bool enc, ThetaAt th, WAt w, C
   M n[3] = {1, 0, 0};
   LOCKSTEP_UNROLL
   for (int k = 0; k < np; ++k) bloch_rotate<M>(n, axes[k], th(0, cols[k]));
+  const bool folded = offset_in_prefix(s, enc);
+  if (folded) bloch_rotate<M>(n, s.data_axis, th(1, s.offset_col));
   for (int k = 0; k < 3; ++k) r[k] = static_cast<T>(n[k]);
   T* q = r + 3;
   for (int l = 0; l < reps; ++l) {
-    const M off = s.offset_col >= 0 ? M(th(l + 1, s.offset_col)) : M(0);
+    const M off = s.offset_col >= 0 && !(folded && l == 0) ? M(th(l + 1, s.offset_col)) : M(0);
     if (enc) { q[0] = static_cast<T>(w(l)); q[1] = static_cast<T>(c(l) + off); }
     else { q[0] = static_cast<T>(std::cos(off)); q[1] = static_cast<T>(std::sin(off)); }
     for (int k = 0; k < s.nconst; ++k) {
@@ -117,6 +126,7 @@ LOCKSTEP_HD void fold_edge(Ansatz a, int reps, bool enc, const M* sl, ThetaAt th
     int axes[3], cols[3];
     const int np = prefix_gates(s, axes, cols);
     M W[3] = {sl[0], sl[1], sl[2]};
+    if (offset_in_prefix(s, enc)) bloch_rotate<M>(W, s.data_axis, -th(1, s.offset_col));
     LOCKSTEP_UNROLL
     for (int k = np - 1; k >= 0; --k) {
       add_theta(0, cols[k], axis_component(W, axes[k]));

@@ -38,7 +38,8 @@ template <> struct ScheduleOf<Ansatz::mix> { static constexpr Schedule value{kY,
 
 /// Layout of the per-edge constant record (T values) and gradient slots (double), generic ansätze:
 ///   record: n0[3], then per rep: d0, d1, (cos, sin) of each constant gate
-///           with d0, d1 = cos, sin of θ[l+1][off] for raw x, or w_l, c_l + θ[l+1][off] when encoding
+///           with d0, d1 = cos, sin of θ[l+1][off] for raw x, or w_l, c_l + θ[l+1][off] when encoding;
+///           with raw x, rep 0's offset turns n0 instead, and its d0, d1 = 1, 0 (offset_in_prefix)
 ///   slots:  W0[3] (Σ_b n0 × cotangent at n0), then per rep: Σ de_l, Σ dφ of each constant gate,
 ///           and Σ x·de_l when encoding
 /// `real`:   record: cos Θ, sin Θ (raw, Θ = Σ θ_l) or Σ w_l, Σ c_l − Θ (encoding); slots: Σ dS, Σ x·dS.

@@ -355,7 +355,8 @@ int device_multiprocessors() {
 /// fast measure's cusp at cos S = 0 (where the slope takes the sign of cos S) is met along a
 /// whole family of inputs, and among these millions of float32 evaluations a row within
 /// rounding of it can take the other sign than the float64 reference (it did, in one run,
-/// for one edge: docs/PERFORMANCE.md).
+/// for one edge: docs/PERFORMANCE.md). Last, pz with raw x at 16 reps in float32, whose 36 sums
+/// per edge pass the 32 lanes of a warp.
 std::vector<Config> cuda_rows_configs(int lanes) {
   std::vector<Config> out;
   for (const AnsatzEnc& ae : all_ansatz_encodings())
@@ -371,6 +372,10 @@ std::vector<Config> cuda_rows_configs(int lanes) {
       c.O = 33;
       out.push_back(c);
     }
+  // Sums longer than a warp: pz with raw x at 16 reps has 35 slots, 36 sums per edge.
+  Config c = out.front();
+  c.reps = 16;
+  out.push_back(c);
   return out;
 }
 /// The rows kernel's shapes for every rows-per-lane count it is compiled for.

@@ -432,6 +432,8 @@ ROWS_LAYER_CASES = [
     dict(preact_trainable=True, postact_weight_trainable=True, postact_bias_trainable=True),
     dict(c_dtype=torch.complex128, p_dtype=torch.float64, postact_weight_trainable=True,
          postact_bias_trainable=True),
+    # 14 reps: 34 sums per edge, more than the 32 lanes of a warp
+    dict(reps=14, postact_weight_trainable=True, postact_bias_trainable=True),
 ]
 
 

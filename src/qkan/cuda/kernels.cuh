@@ -290,19 +290,22 @@ __global__ void __launch_bounds__(kThreads) contract_forward_kernel(Args<T> a, T
       const auto pr = Circ::prep(d, xv, reps);
       const T* rl = rec + il * EO * ks;
       // The circuit of the record at src, its weights (W, pb, Wb) into wt.
-      auto eval = [&](const T* src, T (&wt)[3]) {
+      auto eval_m = [&](const T* src, T (&wt)[3], bool fast) {
         if constexpr (RC > 0) {
           T r[KS];
           load_record(src, r);
           wt[0] = r[KC], wt[1] = r[KC + 1], wt[2] = r[KC + 2];
-          return Circ::forward(d, r, reps, pr, a.fast);
+          return Circ::forward(d, r, reps, pr, fast);
         } else {
           wt[0] = src[kc], wt[1] = src[kc + 1], wt[2] = src[kc + 2];
-          return Circ::forward(d, src, reps, pr, a.fast);
+          return Circ::forward(d, src, reps, pr, a.fast);  // (`fast` is a.fast here)
         }
       };
-      auto accumulate = [&](auto layer) {  // the loops, with or without the layer's terms
+      // The loops, with or without the layer's terms; with reps compiled in, the measure too
+      // (fast_c a constant: the EO circuits then form one basic block).
+      auto accumulate = [&](auto layer, auto fast_c) {
         constexpr bool L = decltype(layer)::value;
+        auto eval = [&](const T* src, T (&wt)[3]) { return eval_m(src, wt, bool(fast_c)); };
         T sx = T(0);
         if constexpr (L) sx = silu(xv);
         auto add = [&](T& acc_e, T v, const T (&wt)[3]) {
@@ -336,8 +339,16 @@ __global__ void __launch_bounds__(kThreads) contract_forward_kernel(Args<T> a, T
             }
         }
       };
-      if (a.layer) accumulate(std::true_type{});
-      else accumulate(std::false_type{});
+      auto with_measure = [&](auto layer) {
+        if constexpr (RC > 0) {
+          if (a.fast) accumulate(layer, std::true_type{});
+          else accumulate(layer, std::false_type{});
+        } else {
+          accumulate(layer, a.fast);
+        }
+      };
+      if (a.layer) with_measure(std::true_type{});
+      else with_measure(std::false_type{});
     }
   }
   auto store = [&](std::int64_t bb, int e, T v) {
@@ -594,7 +605,8 @@ __global__ void __launch_bounds__(kThreads, 2) backward_kernel(Args<T> a, GradAr
 //   - all lanes of a warp evaluate the same edge (o, i): its record is a shared-memory broadcast,
 //     built by lane e for edge o0 + e of the tile, in the warp's own records (no block barrier);
 //   - an edge's batch sums are its 32 lanes' partials, added in the warp's own shared memory
-//     (NP stores, then lane k < NP adds slot k's 32 values), once per edge and 32·RL rows —
+//     (NP stores, then each value's 32 partials added by one lane, or by two and a shuffle
+//     where NP ≤ 16), once per edge and 32·RL rows —
 //     not, as in backward_kernel, per edge, 64 rows and 8 warps behind two block barriers;
 //   - after a tile, lane e folds edge o0 + e (every lane busy), one atomic per value per block.
 // The block's rows share gy: a tile gy[b, o0 .. o0 + ET) read once per block along rows.
@@ -673,17 +685,27 @@ __global__ void __launch_bounds__(kThreads, 2) backward_rows_kernel(Args<T> a, G
       LOCKSTEP_UNROLL
       for (int k = 0; k < NSC; ++k) sl[k] = T(0);
       T dWp = T(0), Sp = T(0), Gp = T(0);
-      // Rows past B run on x = 0 with a zero cotangent: nothing they add changes a sum.
-      LOCKSTEP_UNROLL
-      for (int t = 0; t < RL; ++t) {
-        const T gyv = gy[t * 32];
-        const T v = Circ::backward(d, r, reps, pr[t], a.fast, gyv * W, sl, dx[t]);
-        dWp = std::fma(gyv, v, dWp);
-        if constexpr (kLayer) {
-          dx[t] = std::fma(gyv * Wb, act(t, 1), dx[t]);
-          Sp = std::fma(gyv, act(t, 0), Sp);
-          Gp += gyv;
+      // Rows past B run on x = 0 with a zero cotangent: nothing they add changes a sum. With
+      // reps compiled in, so is the measure (`fast` a constant: the RL circuits then form one
+      // basic block).
+      auto rows = [&](auto fast) {
+        LOCKSTEP_UNROLL
+        for (int t = 0; t < RL; ++t) {
+          const T gyv = gy[t * 32];
+          const T v = Circ::backward(d, r, reps, pr[t], bool(fast), gyv * W, sl, dx[t]);
+          dWp = std::fma(gyv, v, dWp);
+          if constexpr (kLayer) {
+            dx[t] = std::fma(gyv * Wb, act(t, 1), dx[t]);
+            Sp = std::fma(gyv, act(t, 0), Sp);
+            Gp += gyv;
+          }
         }
+      };
+      if constexpr (RC > 0) {
+        if (a.fast) rows(std::true_type{});
+        else rows(std::false_type{});
+      } else {
+        rows(a.fast);
       }
       if (!want_sums) continue;
       LOCKSTEP_UNROLL  // constant indices keep sl in registers
@@ -692,11 +714,21 @@ __global__ void __launch_bounds__(kThreads, 2) backward_rows_kernel(Args<T> a, G
       part[NS * 33 + lane] = dWp;
       if constexpr (kLayer) part[(NS + 1) * 33 + lane] = Sp, part[(NS + 2) * 33 + lane] = Gp;
       __syncwarp();
-      if (lane < NP) {
+      if (NP <= 16) {  // two lanes per value, 16 partials each, then one shuffle
+        const int k = lane % 16, h = lane / 16;
         T acc = T(0);
-        LOCKSTEP_UNROLL
-        for (int l = 0; l < 32; ++l) acc += part[lane * 33 + l];
-        sums[e * NPs + lane] = acc;
+        if (k < NP)
+          LOCKSTEP_UNROLL
+          for (int l = 0; l < 16; ++l) acc += part[k * 33 + h * 16 + l];
+        acc += __shfl_xor_sync(0xffffffffu, acc, 16);
+        if (h == 0 && k < NP) sums[e * NPs + k] = acc;
+      } else {
+        for (int k = lane; k < NP; k += 32) {  // long records: NP may pass 32
+          T acc = T(0);
+          LOCKSTEP_UNROLL
+          for (int l = 0; l < 32; ++l) acc += part[k * 33 + l];
+          sums[e * NPs + k] = acc;
+        }
       }
       __syncwarp();  // part is free again; sums of edge e are in place
     }
