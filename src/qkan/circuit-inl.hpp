@@ -129,10 +129,10 @@ template <Ansatz A, bool Enc> struct Generic {
     return pr;
   }
 
-  /// Cos/sin of rep l's data rotation from the record q. With raw x, rep 0's θ offset is part
-  /// of the prefix state n0 (build_record), so rep 0's data gate is R(x) itself.
-  template <class D, class V>
-  static LOCKSTEP_HD void data_trig(D d, const typename D::T* q, const Prep<V>& pr, int l, V& c, V& s) {
+  /// Cos/sin of a rep's data rotation from its record q (kFirst: rep 0). With raw x, rep 0's θ
+  /// offset is part of the prefix state n0 (build_record), so rep 0's data gate is R(x) itself.
+  template <bool kFirst, class D, class V>
+  static LOCKSTEP_HD void data_trig(D d, const typename D::T* q, const Prep<V>& pr, V& c, V& s) {
     using T = typename D::T;
     if constexpr (Enc) {
       const V e = MulAdd(Set(d, q[0]), pr.x, Set(d, q[1]));
@@ -142,7 +142,7 @@ template <Ansatz A, bool Enc> struct Generic {
       } else {
         sin_cos(d, e, c, s);
       }
-    } else if (kOffset && l > 0) {  // angle addition with the cached θ trig
+    } else if constexpr (kOffset && !kFirst) {  // angle addition with the cached θ trig
       const V oc = Set(d, q[0]), os = Set(d, q[1]);
       c = MulSub(pr.c, oc, Mul(pr.s, os));
       s = MulAdd(pr.s, oc, Mul(pr.c, os));
@@ -157,23 +157,62 @@ template <Ansatz A, bool Enc> struct Generic {
     if constexpr (S.nconst > 1) rot<S.const_axis[1]>(n, Set(d, q[4]), Set(d, q[5]));
   }
 
+  /// Whether rep 0's data gate takes another form than the others' (raw x with an offset):
+  /// only then is it compiled apart (a peeled rep costs registers in the encoded forward).
+  static constexpr bool kFirstRepDiffers = kOffset && !Enc;
+
+  /// Applies rep l's gates (record q) to n, with its data-gate trig into c, s (kFirst: l = 0).
+  template <bool kFirst, class D, class V>
+  static LOCKSTEP_HD void apply_rep(D d, const typename D::T* q, const Prep<V>& pr, V* n, V& c, V& s) {
+    data_trig<kFirst>(d, q, pr, c, s);
+    rot<kDataAxis>(n, c, s);
+    const_gates(d, q, n);
+  }
+
   template <class D, class V> static LOCKSTEP_HD V forward(D d, const typename D::T* rec, int reps, const Prep<V>& pr, bool fast) {
     V n[3] = {Set(d, rec[0]), Set(d, rec[1]), Set(d, rec[2])};
     const typename D::T* q = rec + 3;
-    LOCKSTEP_UNROLL
-    for (int l = 0; l < reps; ++l, q += kStride) {
+    const int l0 = kFirstRepDiffers ? 1 : 0;
+    if constexpr (kFirstRepDiffers) {  // reps >= 1 (Problem's check)
       V c, s;
-      data_trig(d, q, pr, l, c, s);
-      rot<kDataAxis>(n, c, s);
-      const_gates(d, q, n);
+      apply_rep<true>(d, q, pr, n, c, s);
+      q += kStride;
+    }
+    LOCKSTEP_UNROLL
+    for (int l = l0; l < reps; ++l, q += kStride) {
+      V c, s;
+      apply_rep<false>(d, q, pr, n, c, s);
     }
     return measure(d, n[0], n[1], n[2], fast);
   }
 
-  /// Un-applies a constant gate from w; `first` marks the walk's first gate, where w_z = 0.
-  template <int axis, class D, class V> static LOCKSTEP_HD void unrot_gate(D d, V* w, V c, V s, bool first) {
-    if (first) unrot_flat<axis>(d, w, c, s);
+  /// Un-applies a constant gate from w; kFirst: the walk's first gate, where w_z = 0.
+  template <bool kFirst, int axis, class D, class V> static LOCKSTEP_HD void unrot_gate(D d, V* w, V c, V s) {
+    if constexpr (kFirst) unrot_flat<axis>(d, w, c, s);
     else unrot<axis>(w, c, s);
+  }
+
+  /// Un-applies rep l's gates (record q, data-gate trig cs) from w, adding its terms into its
+  /// slots sl and dx (kLast: l = reps − 1, the walk's first rep).
+  template <bool kLast, class D, class V>
+  static LOCKSTEP_HD void unwind_rep(D d, const typename D::T* q, const Prep<V>& pr, const V* cs, V* w, V* sl, V& dx) {
+    constexpr int a0 = S.const_axis[0], a1 = S.const_axis[1];  // constants, not reads of S
+    if constexpr (S.nconst > 1) {
+      sl[2] = Add(sl[2], w[a1]);
+      unrot_gate<kLast, a1>(d, w, Set(d, q[4]), Set(d, q[5]));
+    }
+    sl[1] = Add(sl[1], w[a0]);
+    unrot_gate<kLast && S.nconst == 1, a0>(d, w, Set(d, q[2]), Set(d, q[3]));
+    V de = w[kDataAxis];
+    unrot<kDataAxis>(w, cs[0], cs[1]);
+    if constexpr (S.arccos) de = Neg(Div(de, cs[1]));  // d arccos(e)/de = −1/√(1−e²)
+    sl[0] = Add(sl[0], de);
+    if constexpr (Enc) {
+      sl[1 + S.nconst] = MulAdd(pr.x, de, sl[1 + S.nconst]);
+      dx = MulAdd(Set(d, q[0]), de, dx);
+    } else {
+      dx = Add(dx, de);
+    }
   }
 
   /// Recomputes the forward, then walks the gates backwards, un-applying each. The walk carries
@@ -186,37 +225,18 @@ template <Ansatz A, bool Enc> struct Generic {
     V n[3] = {Set(d, rec[0]), Set(d, rec[1]), Set(d, rec[2])};
     V cs[kFusedMaxReps][2];  // data-gate trig of each rep, reused by the reverse walk
     const typename D::T* q = rec + 3;
+    const int l0 = kFirstRepDiffers ? 1 : 0;
+    if constexpr (kFirstRepDiffers) apply_rep<true>(d, q, pr, n, cs[0][0], cs[0][1]);  // reps >= 1
     LOCKSTEP_UNROLL
-    for (int l = 0; l < reps; ++l, q += kStride) {
-      data_trig(d, q, pr, l, cs[l][0], cs[l][1]);
-      rot<kDataAxis>(n, cs[l][0], cs[l][1]);
-      const_gates(d, q, n);
-    }
+    for (int l = l0; l < reps; ++l) apply_rep<false>(d, q + l * kStride, pr, n, cs[l][0], cs[l][1]);
     V slope;
     const V out = measure_with_slope(d, n, fast, slope);
     const V gz = Mul(gout, slope);  // g = (0, 0, gz)
     V w[3] = {Mul(n[1], gz), Neg(Mul(n[0], gz)), Zero(d)};
+    V* sl = slots + 3;
+    unwind_rep<true>(d, q + (reps - 1) * kStride, pr, cs[reps - 1], w, sl + (reps - 1) * kSlotStride, dx);
     LOCKSTEP_UNROLL
-    for (int l = reps - 1; l >= 0; --l) {
-      q = rec + 3 + l * kStride;
-      V* sl = slots + 3 + l * kSlotStride;
-      if constexpr (S.nconst > 1) {
-        sl[2] = Add(sl[2], w[S.const_axis[1]]);
-        unrot_gate<S.const_axis[1]>(d, w, Set(d, q[4]), Set(d, q[5]), l == reps - 1);
-      }
-      sl[1] = Add(sl[1], w[S.const_axis[0]]);
-      unrot_gate<S.const_axis[0]>(d, w, Set(d, q[2]), Set(d, q[3]), S.nconst == 1 && l == reps - 1);
-      V de = w[kDataAxis];
-      unrot<kDataAxis>(w, cs[l][0], cs[l][1]);
-      if constexpr (S.arccos) de = Neg(Div(de, cs[l][1]));  // d arccos(e)/de = −1/√(1−e²)
-      sl[0] = Add(sl[0], de);
-      if constexpr (Enc) {
-        sl[1 + S.nconst] = MulAdd(pr.x, de, sl[1 + S.nconst]);
-        dx = MulAdd(Set(d, q[0]), de, dx);
-      } else {
-        dx = Add(dx, de);
-      }
-    }
+    for (int l = reps - 2; l >= 0; --l) unwind_rep<false>(d, q + l * kStride, pr, cs[l], w, sl + l * kSlotStride, dx);
     for (int k = 0; k < 3; ++k) slots[k] = Add(slots[k], w[k]);
     return out;
   }
