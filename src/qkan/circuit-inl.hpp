@@ -67,16 +67,15 @@ template <int axis, class V> LOCKSTEP_HD void unrot(V* n, V c, V s) {
 
 /// unrot for a w whose z component is zero (the walk's first gate: w = n × (0, 0, gz)): the
 /// products with that zero are left out, which the compiler may not do (0·inf is NaN).
-template <int axis, class D, class V> LOCKSTEP_HD void unrot_flat(D d, V* w, V c, V s) {
+template <int axis, class V> LOCKSTEP_HD void unrot_flat(V* w, V c, V s) {
   if constexpr (axis == 0) {  // (u, v) = (y, z)
     w[2] = Neg(Mul(s, w[1]));
     w[1] = Mul(c, w[1]);
   } else if constexpr (axis == 1) {  // (u, v) = (z, x)
     w[2] = Mul(s, w[0]);
     w[0] = Mul(c, w[0]);
-  } else {
+  } else {  // about z: w_z stays zero
     unrot<axis>(w, c, s);
-    w[2] = Zero(d);
   }
 }
 
@@ -187,8 +186,8 @@ template <Ansatz A, bool Enc> struct Generic {
   }
 
   /// Un-applies a constant gate from w; kFirst: the walk's first gate, where w_z = 0.
-  template <bool kFirst, int axis, class D, class V> static LOCKSTEP_HD void unrot_gate(D d, V* w, V c, V s) {
-    if constexpr (kFirst) unrot_flat<axis>(d, w, c, s);
+  template <bool kFirst, int axis, class V> static LOCKSTEP_HD void unrot_gate(V* w, V c, V s) {
+    if constexpr (kFirst) unrot_flat<axis>(w, c, s);
     else unrot<axis>(w, c, s);
   }
 
@@ -199,10 +198,10 @@ template <Ansatz A, bool Enc> struct Generic {
     constexpr int a0 = S.const_axis[0], a1 = S.const_axis[1];  // constants, not reads of S
     if constexpr (S.nconst > 1) {
       sl[2] = Add(sl[2], w[a1]);
-      unrot_gate<kLast, a1>(d, w, Set(d, q[4]), Set(d, q[5]));
+      unrot_gate<kLast, a1>(w, Set(d, q[4]), Set(d, q[5]));
     }
     sl[1] = Add(sl[1], w[a0]);
-    unrot_gate<kLast && S.nconst == 1, a0>(d, w, Set(d, q[2]), Set(d, q[3]));
+    unrot_gate<kLast && S.nconst == 1, a0>(w, Set(d, q[2]), Set(d, q[3]));
     V de = w[kDataAxis];
     unrot<kDataAxis>(w, cs[0], cs[1]);
     if constexpr (S.arccos) de = Neg(Div(de, cs[1]));  // d arccos(e)/de = −1/√(1−e²)

@@ -113,6 +113,18 @@ template <class T> struct Args {
   const T *pb, *bw, *mask;  // layer only (mask may be null: ones)
 };
 
+/// Calls f with the measure: a compile-time constant (std::true_type / std::false_type) where
+/// reps are compiled in (RC > 0), so that a thread's circuits form one basic block; the run-time
+/// flag in the any-reps kernels, whose code would double and spill.
+template <int RC, class F> __device__ __forceinline__ void with_measure(bool fast, F&& f) {
+  if constexpr (RC > 0) {
+    if (fast) f(std::true_type{});
+    else f(std::false_type{});
+  } else {
+    f(fast);
+  }
+}
+
 template <class T> Args<T> args_of(const Problem& p) {
   Args<T> a;
   a.B = p.B, a.I = p.I, a.O = p.O, a.O_edges = p.O_edges;
@@ -298,7 +310,8 @@ __global__ void __launch_bounds__(kThreads) contract_forward_kernel(Args<T> a, T
           return Circ::forward(d, r, reps, pr, fast);
         } else {
           wt[0] = src[kc], wt[1] = src[kc + 1], wt[2] = src[kc + 2];
-          return Circ::forward(d, src, reps, pr, a.fast);  // (`fast` is a.fast here)
+          // a.fast, not `fast`: passing the parameter through made this kernel spill.
+          return Circ::forward(d, src, reps, pr, a.fast);
         }
       };
       // The loops, with or without the layer's terms; with reps compiled in, the measure too
@@ -339,16 +352,9 @@ __global__ void __launch_bounds__(kThreads) contract_forward_kernel(Args<T> a, T
             }
         }
       };
-      auto with_measure = [&](auto layer) {
-        if constexpr (RC > 0) {
-          if (a.fast) accumulate(layer, std::true_type{});
-          else accumulate(layer, std::false_type{});
-        } else {
-          accumulate(layer, a.fast);
-        }
-      };
-      if (a.layer) with_measure(std::true_type{});
-      else with_measure(std::false_type{});
+      auto with_layer = [&](auto layer) { with_measure<RC>(a.fast, [&](auto fast_c) { accumulate(layer, fast_c); }); };
+      if (a.layer) with_layer(std::true_type{});
+      else with_layer(std::false_type{});
     }
   }
   auto store = [&](std::int64_t bb, int e, T v) {
@@ -701,12 +707,7 @@ __global__ void __launch_bounds__(kThreads, 2) backward_rows_kernel(Args<T> a, G
           }
         }
       };
-      if constexpr (RC > 0) {
-        if (a.fast) rows(std::true_type{});
-        else rows(std::false_type{});
-      } else {
-        rows(a.fast);
-      }
+      with_measure<RC>(a.fast, rows);
       if (!want_sums) continue;
       LOCKSTEP_UNROLL  // constant indices keep sl in registers
       for (int k = 0; k < NSC; ++k)
