@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
 # The GPU checks, on a machine with an NVIDIA GPU, CUDA and a python3 that has torch with CUDA
-# (plus nanobind, pytest and qkan==0.2.3 for the Python tests and the benchmark):
+# (plus nanobind, pytest and qkan==0.2.3 for the Python tests and the benchmark, h5py for the
+# propagation's fault tests):
 #   1. builds the library with CUDA, the C++ tests and the Python extension (build/gpu);
-#   2. runs every C++ test, the GPU ones (label gpu) included;
-#   3. runs compute-sanitizer memcheck and racecheck over the GPU tests' sanitizer subset and a
-#      forward + backward of the fused QKAN layer (scripts/qkan_layer_sanitize.py) (and
-#      memcheck over a short run of the propagation engine's trials and its fused evaluation
-#      of N, racecheck over the latter);
-#   4. runs the Python tests (tests/python, test_cuda.py included) against that build;
-#   5. runs the GPU benchmarks (bench/qkan_cuda.py; bench/prop_cuda.cpp with the propagation
+#   2. runs every C++ test, the GPU ones (label gpu) included, the fault tests among them
+#      (device memory taken on purpose, 1000 failed calls; those run alone);
+#   3. runs compute-sanitizer's four tools (memcheck, racecheck, initcheck, synccheck) over the
+#      GPU tests' sanitizer subset and a forward + backward of the fused QKAN layer
+#      (scripts/qkan_layer_sanitize.py), and over a short run of the propagation engine's trials
+#      and its fused evaluation of N;
+#   4. runs the Python tests (tests/python: test_cuda.py and test_cuda_faults.py included)
+#      against that build;
+#   5. contention: every GPU test binary and test_cuda.py as N concurrent copies on the one GPU,
+#      ROUNDS times (scripts/gpu_stress.sh; default 8 copies x 5 rounds);
+#   6. runs the GPU benchmarks (bench/qkan_cuda.py; bench/prop_cuda.cpp with the propagation
 #      engine), unless LOCKSTEP_SKIP_BENCH=1.
-# Usage: bash scripts/test_gpu.sh [RESULTS_DIR]     (logs and JSON go there; default build/gpu/results)
+# Usage: bash scripts/test_gpu.sh [--stress N ROUNDS] [RESULTS_DIR]
+#   (logs and JSON go to RESULTS_DIR; default build/gpu/results; --stress 0 0 leaves step 5 out)
 #   LOCKSTEP_SKIP=name,name: leaves those steps out (e.g. ctest in a second session on one build).
 # Dependencies that are not installed system-wide (Highway, GoogleTest) can be given through
 # CMAKE_PREFIX_PATH; cuFFTDx (the fused evaluation of N) through LOCKSTEP_MATHDX_ROOT, the folder
@@ -19,6 +25,12 @@ set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 BUILD=build/gpu
+STRESS_COPIES=8 STRESS_ROUNDS=5
+if [[ "${1:-}" == --stress ]]; then
+  [[ $# -ge 3 && "$2" =~ ^[0-9]+$ && "$3" =~ ^[0-9]+$ ]] || { echo "usage: $0 [--stress N ROUNDS] [RESULTS_DIR]" >&2; exit 2; }
+  STRESS_COPIES=$2 STRESS_ROUNDS=$3
+  shift 3
+fi
 RESULTS="${1:-$BUILD/results}"
 mkdir -p "$RESULTS"
 PY="${PYTHON:-python3}"
@@ -51,21 +63,29 @@ step ctest ctest --test-dir "$BUILD" --output-on-failure -j"$(nproc)"
 # would take far longer under them.
 SAN_FILTER='QkanTiles/CudaVsReference.Forward/*:QkanTiles/CudaVsReference.Backward/*:Qkan/CudaVsReference.Forward/*:Qkan/CudaGraph*'
 SAN_FILTER+=':Qkan/CudaRowsNearPoles.*:QkanRows/CudaRowsBackward.*/pz_enc_fast*:QkanRows/CudaRowsBackward.*/mix_raw_fast*'
-for tool in memcheck racecheck; do
+SANITIZERS=(memcheck racecheck initcheck synccheck)
+for tool in "${SANITIZERS[@]}"; do
   step "sanitizer-$tool" compute-sanitizer --tool "$tool" --error-exitcode 1 \
     "$BUILD/tests/cpp/lockstep_cuda_tests" --gtest_filter="$SAN_FILTER"
 done
-for tool in memcheck racecheck; do  # the fused layer, through torch (scripts/qkan_layer_sanitize.py)
+for tool in "${SANITIZERS[@]}"; do  # the fused layer, through torch (scripts/qkan_layer_sanitize.py)
   step "sanitizer-layer-$tool" compute-sanitizer --tool "$tool" --error-exitcode 1 "$PY" scripts/qkan_layer_sanitize.py
 done
 if [[ "${LOCKSTEP_PROP:-ON}" == ON ]]; then
-  step sanitizer-prop-memcheck compute-sanitizer --tool memcheck --error-exitcode 1 \
-    "$BUILD/tests/cpp/prop/lockstep_prop_cuda_tests" --gtest_filter='Schemes/CudaTrial.*:CudaEngine.*:Grids/FusedEvaluation.*'
+  for tool in memcheck initcheck synccheck; do
+    step "sanitizer-prop-$tool" compute-sanitizer --tool "$tool" --error-exitcode 1 \
+      "$BUILD/tests/cpp/prop/lockstep_prop_cuda_tests" --gtest_filter='Schemes/CudaTrial.*:CudaEngine.*:Grids/FusedEvaluation.*'
+  done
   # The fused evaluation of N shares its block's shared memory between transforms.
   step sanitizer-prop-racecheck compute-sanitizer --tool racecheck --error-exitcode 1 \
     "$BUILD/tests/cpp/prop/lockstep_prop_cuda_tests" --gtest_filter='Grids/FusedEvaluation.*'
 fi
 step pytest "$PY" -X faulthandler -m pytest -v -ra tests/python
+if (( STRESS_COPIES > 0 && STRESS_ROUNDS > 0 )); then
+  SUITES=(qkan faults python); [[ "${LOCKSTEP_PROP:-ON}" == ON ]] && SUITES=(qkan prop faults python)
+  step stress bash scripts/gpu_stress.sh "$BUILD" "$STRESS_COPIES" "$STRESS_ROUNDS" "$RESULTS/stress" "${SUITES[@]}"
+  grep -E "round|stress:" "$RESULTS/stress.log"
+fi
 if [[ "${LOCKSTEP_SKIP_BENCH:-0}" != 1 ]]; then
   step bench "$PY" bench/qkan_cuda.py --out "$RESULTS/qkan_cuda.json"
   tail -n 40 "$RESULTS/bench.log"

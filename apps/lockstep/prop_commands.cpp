@@ -11,6 +11,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <deque>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -204,44 +205,27 @@ void checkpoint(const Job& job, const std::vector<std::size_t>& batch) {
   for (std::size_t k : batch) write_result(job.files[k], result_of(job, k));
 }
 
-/// Advances every member of the job to the end of its fibre, batch by batch, checkpointing the
-/// result files every flags.checkpoint_seconds and when the batch ends, stops or fails.
-void advance(Job& job, const RunFlags& flags) {
-  if (flags.threads > 0) set_num_threads(flags.threads);
-  EngineOptions engine_options;
-  engine_options.device = flags.device == "cuda" ? Device::cuda : Device::cpu;
-  engine_options.precision = flags.precision == "f32" ? DType::f32 : DType::f64;
-  engine_options.threads = flags.threads;
-  if (engine_options.device == Device::cuda && flags.evaluation == "reference")
-    invalid_argument(kWhere, "--evaluation reference runs on the CPU only (on CUDA, --batch-memory caps the batch)");
-  double budget_mib = flags.batch_memory_mib;
-  if (budget_mib == 0)
-    budget_mib = engine_options.device == Device::cuda ? 0.8 * static_cast<double>(cuda_free_memory()) / 1048576.0
-                                                       : 4096.0;
-  std::vector<const Member*> all;
-  for (const Member& m : job.members) all.push_back(&m);
-  const auto batches = select_batch(all, static_cast<std::int64_t>(budget_mib * 1048576.0), engine_options);
-  g_interrupted.store(false);
-  auto previous_int = std::signal(SIGINT, on_interrupt);
-  auto previous_term = std::signal(SIGTERM, on_interrupt);
-  struct RestoreSignals {
-    decltype(previous_int) i, t;
-    ~RestoreSignals() { std::signal(SIGINT, i), std::signal(SIGTERM, t); }
-  } restore{previous_int, previous_term};
+/// The result files of a run's member indices, for messages.
+std::string file_list(const Job& job, const std::vector<std::size_t>& batch) {
+  std::string out;
+  for (std::size_t k : batch) out += (out.empty() ? "" : " ") + job.files[k].string();
+  return out;
+}
 
-  for (std::size_t b = 0; b < batches.size(); ++b) {
-    const auto& batch = batches[b];
-    std::vector<Member*> members;
-    std::vector<const Config*> configs;
-    for (std::size_t k : batch) {
-      members.push_back(&job.members[k]);
-      configs.push_back(&job.members[k].config());
-    }
+/// Advances the members of one batch to the end of their fibre on one engine, checkpointing
+/// their result files every flags.checkpoint_seconds and when the batch ends. On an error, the
+/// files are checkpointed (what was recorded is kept) and the error passes on unchanged.
+void run_batch(Job& job, const std::vector<std::size_t>& batch, const std::string& label,
+               const EngineOptions& engine_options, const RunFlags& flags) {
+  std::vector<Member*> members;
+  std::vector<const Config*> configs;
+  for (std::size_t k : batch) {
+    members.push_back(&job.members[k]);
+    configs.push_back(&job.members[k].config());
+  }
+  try {
     const auto engine = make_gnlse_engine(configs, members.front()->tableau(), engine_options);
     const double length = members.front()->config().fibre.length;
-    std::string label = "prop";
-    if (batches.size() > 1) label += " batch " + std::to_string(b + 1) + "/" + std::to_string(batches.size());
-    if (members.size() > 1) label += " (" + std::to_string(members.size()) + " members)";
     Progress progress(label, length, "m", !flags.quiet);
     std::int64_t steps_done = 0;
     RunOptions options;
@@ -258,37 +242,104 @@ void advance(Job& job, const RunFlags& flags) {
     // Checkpoints take at most a tenth of the run: the interval is the larger of
     // --checkpoint and ten times the last checkpoint's duration (a large batch writes many files).
     double interval = flags.checkpoint_seconds;
-    auto timed_checkpoint = [&] {
-      const auto start = std::chrono::steady_clock::now();
-      checkpoint(job, batch);
-      const auto end = std::chrono::steady_clock::now();
-      interval = std::max(flags.checkpoint_seconds, 10 * std::chrono::duration<double>(end - start).count());
-      return end;
-    };
-    auto last_save = timed_checkpoint();  // the files exist from the start: a run killed at once can resume
-    try {
-      while (!members.front()->finished()) {
-        const std::int64_t before = members.front()->ledger().accepted_steps;
-        run_lockstep(members, *engine, options);
-        steps_done += members.front()->ledger().accepted_steps - before;
-        const auto now = std::chrono::steady_clock::now();
-        if (g_interrupted.load()) {
-          checkpoint(job, batch);
-          throw Interrupted("interrupted at z = " + std::to_string(members.front()->z()) +
-                            " m; the result files are saved: continue with 'lockstep prop resume " +
-                            job.files[batch.front()].string() + " ...'");
-        }
-        if (std::chrono::duration<double>(now - last_save).count() >= interval) last_save = timed_checkpoint();
+    auto last_save = std::chrono::steady_clock::now();
+    while (!members.front()->finished()) {
+      const std::int64_t before = members.front()->ledger().accepted_steps;
+      run_lockstep(members, *engine, options);
+      steps_done += members.front()->ledger().accepted_steps - before;
+      if (g_interrupted.load()) {
+        checkpoint(job, batch);
+        throw Interrupted("interrupted at z = " + std::to_string(members.front()->z()) +
+                          " m; the result files are saved: continue with 'lockstep prop resume " +
+                          job.files[batch.front()].string() + " ...'");
       }
-    } catch (const Interrupted&) {
-      throw;
-    } catch (const std::exception& e) {
-      checkpoint(job, batch);  // keep what was recorded
-      runtime_failure(kWhere, e.what(), " (what was computed up to z = ", members.front()->z(),
-                      " m is saved in ", job.files[batch.front()].string(), ")");
+      const auto now = std::chrono::steady_clock::now();
+      if (std::chrono::duration<double>(now - last_save).count() >= interval) {
+        checkpoint(job, batch);
+        last_save = std::chrono::steady_clock::now();
+        interval = std::max(flags.checkpoint_seconds, 10 * std::chrono::duration<double>(last_save - now).count());
+      }
     }
     checkpoint(job, batch);
     progress.finish(std::to_string(steps_done) + " steps");
+  } catch (const Interrupted&) {
+    throw;
+  } catch (...) {
+    checkpoint(job, batch);  // keep what was recorded
+    throw;
+  }
+}
+
+/// Advances every member of the job to the end of its fibre, batch by batch. Every member's
+/// result file is written before the first batch starts, so a run stopped at any point (killed,
+/// out of memory, an error) leaves a valid, resumable file for every member. A batch whose
+/// engine finds too little device memory (another process may hold it) is split in two and
+/// retried, down to one member; a batch that fails otherwise, or a member that does not fit
+/// alone, is reported after the other batches have run to their end.
+void advance(Job& job, const RunFlags& flags) {
+  if (flags.threads > 0) set_num_threads(flags.threads);
+  EngineOptions engine_options;
+  engine_options.device = flags.device == "cuda" ? Device::cuda : Device::cpu;
+  engine_options.precision = flags.precision == "f32" ? DType::f32 : DType::f64;
+  engine_options.threads = flags.threads;
+  if (engine_options.device == Device::cuda && flags.evaluation == "reference")
+    invalid_argument(kWhere, "--evaluation reference runs on the CPU only (on CUDA, --batch-memory caps the batch)");
+  double budget_mib = flags.batch_memory_mib;
+  if (budget_mib == 0)
+    budget_mib = engine_options.device == Device::cuda ? 0.8 * static_cast<double>(cuda_free_memory()) / 1048576.0
+                                                       : 4096.0;
+  std::vector<const Member*> all;
+  for (const Member& m : job.members) all.push_back(&m);
+  const auto batches = select_batch(all, static_cast<std::int64_t>(budget_mib * 1048576.0), engine_options);
+  check_engine_options(engine_options);  // before any file is written: no batch could run
+  for (std::size_t k = 0; k < job.members.size(); ++k)
+    if (!job.members[k].finished()) write_result(job.files[k], result_of(job, k));
+  g_interrupted.store(false);
+  auto previous_int = std::signal(SIGINT, on_interrupt);
+  auto previous_term = std::signal(SIGTERM, on_interrupt);
+  struct RestoreSignals {
+    decltype(previous_int) i, t;
+    ~RestoreSignals() { std::signal(SIGINT, i), std::signal(SIGTERM, t); }
+  } restore{previous_int, previous_term};
+
+  std::deque<std::vector<std::size_t>> queue(batches.begin(), batches.end());
+  std::vector<std::string> failures;
+  std::size_t done = 0, total = batches.size();
+  while (!queue.empty()) {
+    const std::vector<std::size_t> batch = std::move(queue.front());
+    queue.pop_front();
+    ++done;
+    if (job.members[batch.front()].finished()) continue;  // resumed files that had ended
+    std::string label = "prop";
+    if (total > 1) label += " batch " + std::to_string(done) + "/" + std::to_string(total);
+    if (batch.size() > 1) label += " (" + std::to_string(batch.size()) + " members)";
+    try {
+      run_batch(job, batch, label, engine_options, flags);
+    } catch (const Interrupted&) {
+      throw;
+    } catch (const DeviceMemoryExhausted& e) {
+      if (batch.size() == 1) {
+        failures.push_back(std::string(e.what()) + " (" + file_list(job, batch) + ")");
+        continue;
+      }
+      // Halves, in order, in place of the batch: each resumes where the batch stopped.
+      const auto middle = batch.begin() + static_cast<std::ptrdiff_t>(batch.size() / 2);
+      queue.emplace_front(middle, batch.end());
+      queue.emplace_front(batch.begin(), middle);
+      --done;
+      ++total;
+      std::fprintf(stderr, "%s: %s; retrying as batches of %zu and %zu members\n", label.c_str(), e.what(),
+                   batch.size() / 2, batch.size() - batch.size() / 2);
+    } catch (const std::exception& e) {
+      failures.push_back(std::string(e.what()) + " (what was computed is saved in " + file_list(job, batch) + ")");
+    }
+  }
+  if (!failures.empty()) {
+    std::string text;
+    for (const std::string& f : failures) text += "\n  " + f;
+    runtime_failure(kWhere, failures.size(), failures.size() == 1 ? " batch" : " batches", " of the run failed; ",
+                    "the other batches ran to their end, and every result file is saved and resumable with ",
+                    "'lockstep prop resume':", text);
   }
 }
 

@@ -16,6 +16,7 @@ target_link_libraries(lockstep_prop PUBLIC lockstep_core)
 if(_cuda)
   target_sources(lockstep_prop PRIVATE cuda/engine.cpp cuda/kernels.cu)
   target_link_libraries(lockstep_prop PRIVATE CUDA::cudart CUDA::cufft)
+  target_include_directories(lockstep_prop PRIVATE ${PROJECT_SOURCE_DIR})  # src/core/cuda/runtime.hpp
   include(${CMAKE_CURRENT_LIST_DIR}/cuda/cufftdx.cmake)
 else()
   target_sources(lockstep_prop PRIVATE cuda/no_cuda.cpp)

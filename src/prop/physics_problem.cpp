@@ -85,12 +85,17 @@ std::int64_t engine_bytes_per_member(const EngineOptions& options, const Tableau
                                         : Stepper::bytes_per_member(tableau, points);
 }
 
-std::unique_ptr<Engine> make_gnlse_engine(std::span<const Config* const> configs, const Tableau& tableau,
-                                          const EngineOptions& options) {
-  if (options.device == Device::cuda)
-    return make_cuda_engine(configs, tableau, options.precision, options.cuda);
+void check_engine_options(const EngineOptions& options) {
+  if (options.device == Device::cuda) return require_cuda_engine();
   if (options.precision != DType::f64)
     invalid_argument(kWhere, "float32 propagation runs on CUDA only (the CPU engine is float64)");
+}
+
+std::unique_ptr<Engine> make_gnlse_engine(std::span<const Config* const> configs, const Tableau& tableau,
+                                          const EngineOptions& options) {
+  check_engine_options(options);
+  if (options.device == Device::cuda)
+    return make_cuda_engine(configs, tableau, options.precision, options.cuda);
   return std::make_unique<HostEngine>(tableau, std::make_unique<PhysicsProblem>(configs, options.threads));
 }
 

@@ -140,6 +140,35 @@ def test_killed_run_resumes_to_the_same_field(tmp_path):
     assert np.max(np.abs(got - ref)) <= 1e-9 * np.max(np.abs(ref))
 
 
+# Two batches (a scanned stepping setting cannot share a batch): the first member's first step,
+# 1 cm, is rejected and its next may not fall below 5 mm, so its batch fails at once; the second
+# runs to the end.
+FAILING_BATCH = SHORT + """
+[scan]
+"stepping.min_step" = ["5 mm", "0 m"]
+"""
+FAILING_BATCH = FAILING_BATCH.replace("rtol = 1e-8", 'rtol = 1e-8\ninitial_step = "1 cm"')
+
+
+def check_failing_batch(tmp_path, *device):
+    """An error inside one batch: the run reports it (exit 1, naming the member's file and that
+    the files are resumable) after the other batch has run to its end; both files are valid."""
+    recipe = write(tmp_path / "two.toml", FAILING_BATCH)
+    out = tmp_path / "out"
+    r = run("prop", "scan", recipe, "-o", str(out), "--quiet", "--no-plots", *device)
+    assert r.returncode == 1, r.stderr
+    assert "1 batch of the run failed" in r.stderr and "below stepping.min_step" in r.stderr, r.stderr
+    assert "two_min_step-5mm.h5" in r.stderr and "prop resume" in r.stderr
+    _, z_failed, _ = final_field(out / "two_min_step-5mm.h5")
+    _, z_done, _ = final_field(out / "two_min_step-0m.h5")
+    assert z_failed == 0
+    assert z_done == pytest.approx(0.03, rel=1e-12)
+
+
+def test_error_in_one_batch_leaves_the_others_complete(tmp_path):
+    check_failing_batch(tmp_path)
+
+
 def test_interrupt_saves_and_resume_refuses_another_recipe(tmp_path):
     recipe = write(tmp_path / "short.toml", SHORT)
     out = tmp_path / "int"

@@ -58,4 +58,17 @@ template <class... Parts>
   throw std::runtime_error(detail::concat(where, std::forward<Parts>(parts)...));
 }
 
+/// A device's memory did not suffice for what was asked: the one failure a caller can answer by
+/// asking for less (fewer members in a batch), where any other error would recur. The message
+/// names what was needed and what was free.
+struct DeviceMemoryExhausted : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Throws DeviceMemoryExhausted, prefixed with `[where]`.
+template <class... Parts>
+[[noreturn]] void device_memory_exhausted(std::string_view where, Parts&&... parts) {
+  throw DeviceMemoryExhausted(detail::concat(where, std::forward<Parts>(parts)...));
+}
+
 }  // namespace lockstep

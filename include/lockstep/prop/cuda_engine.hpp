@@ -27,6 +27,28 @@
 //
 // Precision: float64 by default; float32 (the same kernels and cuFFT's single-precision plans;
 // exponentials and reductions still in double) as an option.
+//
+// Synchronisation: what each call of the CUDA engine leaves in flight when it returns, and what
+// the caller's memory must outlive (Engine's calls, engine.hpp, state it for every engine).
+//  - The engine runs on streams of its own (cudaStreamNonBlocking) and on the device current
+//    when it was made; every call is made with that device current. Nothing of it runs on the
+//    legacy default stream or waits for other streams: other work on the GPU (another engine,
+//    another process, torch) neither orders with it nor can reorder it.
+//  - make_cuda_engine: returns with every table on the device (its copies complete); no caller
+//    memory is read later.
+//  - load(): copies the spectrum into the engine before it returns; the upload itself is queued
+//    by the next call that needs it, in order before that call's work.
+//  - start_trial(): queues the trial and returns; nothing of the caller's is read later.
+//    finish_trial(): returns when the trial's kernels and its per-member results are complete.
+//  - accept(): queues the swap's kernels (windows); measures() returns the measures on the host,
+//    waiting for them where they are still being computed.
+//  - read_solutions() / read_dense_output(): queue a copy of the state as it is at the call (later
+//    trials and acceptances do not change it) and return; any number may be in flight. The rows
+//    are written by a host function of the copy stream; they must stay valid, and unread, until
+//    finish_reads() returns (or the engine is destroyed, which waits for them).
+//  - The destructor waits for everything still in flight (a trial that an error left unfinished,
+//    rows on their way) before it frees anything; every buffer, stream, event and graph is
+//    released with the engine, also when its construction fails part way.
 #pragma once
 
 #include <cstdint>
@@ -41,10 +63,15 @@ namespace lockstep::prop {
 
 /// The CUDA engine of `configs` (one member each, one grid), stepping with `tableau`, in
 /// `precision` (f64 or f32), on the current CUDA device; options.graphs: each trial replayed as
-/// a CUDA graph. std::runtime_error when this build has no CUDA or no device is visible, or
-/// when the device memory does not suffice (the message gives the bytes needed and free).
+/// a CUDA graph. std::runtime_error when this build has no CUDA or no device is visible;
+/// DeviceMemoryExhausted (a std::runtime_error) when the device memory does not suffice (the
+/// message gives the MiB needed and free), whether the estimate refuses or an allocation fails.
 std::unique_ptr<Engine> make_cuda_engine(std::span<const Config* const> configs, const Tableau& tableau,
                                          DType precision = DType::f64, const CudaOptions& options = {});
+
+/// Returns where this build and machine can make a CUDA engine; std::runtime_error saying why
+/// not otherwise (a build without CUDA, no visible device). make_cuda_engine checks it first.
+void require_cuda_engine();
 
 /// Device bytes the CUDA engine with `options` needs per member (select_batch's budget),
 /// counting each member's own exponentials and physics (a scan's worst case).

@@ -61,6 +61,11 @@ class PhysicsProblem : public Problem {
   std::vector<std::vector<Complex>> fields_;  // scratch for measure()
 };
 
+/// Checks that `options` name an engine this build and machine can make, before anything is
+/// built for it: std::invalid_argument for float32 on the CPU; std::runtime_error for CUDA in a
+/// build without it or without a visible device. make_gnlse_engine checks the same.
+void check_engine_options(const EngineOptions& options);
+
 /// The engine `options` selects for the GNLSE of `configs` (one member each, one grid, all
 /// stepping with `tableau`): on the CPU the Stepper over a PhysicsProblem, on CUDA the CUDA
 /// engine (cuda_engine.hpp). std::invalid_argument for float32 on the CPU; std::runtime_error

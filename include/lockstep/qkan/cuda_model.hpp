@@ -11,8 +11,12 @@
 // They agree with the CPU's to rounding, not bit for bit (the solver's batch sums use atomics,
 // so repeated CUDA evaluations may differ in the last bits).
 //
-// Every call runs on the legacy default stream of the current device and returns once its
-// results are on the host (forward, the losses) or queued (the rest).
+// Synchronisation: every call runs on the legacy default stream of the current device, which
+// orders the calls with each other and with the process's blocking streams. A call reads the
+// caller's spans before it returns and returns once its results are on the host (forward, the
+// losses, download) or queued (the rest). Device memory grows with the largest batch and is
+// freed with the model; a call that fails (a bad shape, memory exhausted) leaves the model
+// usable and holds nothing more than before.
 #pragma once
 
 #include <cstdint>

@@ -43,6 +43,12 @@ struct Options {
   /// For CUDA tensors: the cudaStream_t to launch on (nullptr: the legacy default stream).
   /// Calls on CUDA tensors are asynchronous on that stream, never synchronise the host and
   /// never allocate, so they can be captured in a CUDA graph. Ignored for CPU tensors.
+  /// Synchronisation: a call returns once its kernels are queued on `stream`; they read the
+  /// inputs and write the outputs when that stream reaches them, so the views' memory must stay
+  /// allocated, and unwritten by other streams, until then (torch's allocator keeps a tensor
+  /// for the stream it was made on; see torch.Tensor.record_stream for others). The solver keeps
+  /// no state between calls and no memory of its own: calls on different streams, threads or
+  /// processes never share anything but their inputs.
   void* stream = nullptr;
 };
 

@@ -18,6 +18,7 @@
 #include "lockstep/prop/grid.hpp"
 #include "lockstep/prop/physics_problem.hpp"
 #include "lockstep/prop/stage_plan.hpp"
+#include "src/core/cuda/runtime.hpp"
 
 namespace lockstep::prop {
 
@@ -25,73 +26,9 @@ namespace {
 
 constexpr const char* kWhere = "prop.cuda_engine";
 
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) runtime_failure(kWhere, what, ": ", cudaGetErrorString(e));
-}
+namespace rt = ::lockstep::cuda;
 
-/// Device memory of `count` values of T (zeroed), freed with the object.
-template <class T>
-class DeviceArray {
- public:
-  DeviceArray() = default;
-  explicit DeviceArray(std::int64_t count) : count_(count) {
-    if (count <= 0) return;
-    check(cudaMalloc(reinterpret_cast<void**>(&data_), sizeof(T) * static_cast<std::size_t>(count)), "cudaMalloc");
-    check(cudaMemset(data_, 0, sizeof(T) * static_cast<std::size_t>(count)), "cudaMemset");
-  }
-  DeviceArray(DeviceArray&& o) noexcept : data_(std::exchange(o.data_, nullptr)), count_(o.count_) {}
-  DeviceArray& operator=(DeviceArray&& o) noexcept {
-    std::swap(data_, o.data_);
-    std::swap(count_, o.count_);
-    return *this;
-  }
-  ~DeviceArray() { cudaFree(data_); }
-  T* get() const { return data_; }
-  void upload(const std::vector<T>& host) {
-    if (static_cast<std::int64_t>(host.size()) != count_)
-      runtime_failure(kWhere, "an upload of ", host.size(), " values into ", count_);
-    check(cudaMemcpy(data_, host.data(), sizeof(T) * host.size(), cudaMemcpyHostToDevice), "upload");
-  }
-
- private:
-  T* data_ = nullptr;
-  std::int64_t count_ = 0;
-};
-
-/// Page-locked host memory (asynchronous copies), freed with the object.
-template <class T>
-class PinnedArray {
- public:
-  PinnedArray() = default;
-  explicit PinnedArray(std::int64_t count) {
-    check(cudaMallocHost(reinterpret_cast<void**>(&data_), sizeof(T) * static_cast<std::size_t>(count)),
-          "cudaMallocHost");
-  }
-  PinnedArray(PinnedArray&& o) noexcept : data_(std::exchange(o.data_, nullptr)) {}
-  PinnedArray& operator=(PinnedArray&& o) noexcept {
-    std::swap(data_, o.data_);
-    return *this;
-  }
-  ~PinnedArray() { cudaFreeHost(data_); }
-  T* get() const { return data_; }
-  explicit operator bool() const { return data_ != nullptr; }
-
- private:
-  T* data_ = nullptr;
-};
-
-/// A CUDA event without timing, destroyed with the object.
-class Event {
- public:
-  Event() { check(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming), "cudaEventCreate"); }
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-  ~Event() { cudaEventDestroy(event_); }
-  cudaEvent_t get() const { return event_; }
-
- private:
-  cudaEvent_t event_ = nullptr;
-};
+void check(cudaError_t e, const char* what) { rt::check(e, kWhere, what); }
 
 // Whether the FSAL evaluation forms the error norms (cuda::ErrorTarget, its partial estimate
 // in a row of its own) instead of a pass of their own (cuda::norms).
@@ -119,12 +56,10 @@ class CudaEngine final : public Engine {
   CudaEngine(std::span<const Config* const> configs, const Tableau& tableau, const CudaOptions& options)
       : CudaEngine(make_batch_physics(configs), tableau, options) {}
   ~CudaEngine() override {
-    cudaStreamSynchronize(copy_stream_);  // host functions still write rows from the slots
-    for (const CapturedTrial& g : graphs_) cudaGraphExecDestroy(g.exec);
-    for (const auto& lane : lanes_)
-      if (lane->range.stream != stream_) cudaStreamDestroy(lane->range.stream);
-    cudaStreamDestroy(copy_stream_);
-    cudaStreamDestroy(stream_);
+    // A trial may still run (an error between start_trial() and finish_trial()), and host
+    // functions may still write rows from the slots: both finish before anything is freed.
+    cudaStreamSynchronize(stream_);
+    cudaStreamSynchronize(copy_stream_);
   }
 
   const Tableau& tableau() const override { return tableau_; }
@@ -147,9 +82,9 @@ class CudaEngine final : public Engine {
   // A plane on its way to the host: copied on the device (the stepping goes on), then to
   // pinned memory on the copy stream, then into the caller's rows by a host function.
   struct PlaneSlot {
-    DeviceArray<Cx> device;
-    PinnedArray<Cx> host;
-    Event ready, done;  // the device copy is made; the rows are written
+    rt::DeviceBuffer<Cx> device;
+    rt::PinnedBuffer<Cx> host;
+    rt::Event ready{kWhere}, done{kWhere};  // the device copy is made; the rows are written
     std::vector<Complex*> rows;
     std::int64_t n = 0;
     static void CUDART_CB write_rows(void* slot);
@@ -163,7 +98,8 @@ class CudaEngine final : public Engine {
   // back into stream_ by `done`; or on stream_ itself (CudaOptions::concurrent_lanes false).
   struct Lane {
     Range range;
-    Event done;
+    rt::Stream own;  // range.stream, where the lanes run concurrently
+    rt::Event done{kWhere};
   };
   // A trial's kernels captured once per arrangement of the rows they read (the FSAL stage's
   // row and the solution swap places from step to step).
@@ -171,7 +107,7 @@ class CudaEngine final : public Engine {
     bool fsal_ready;
     const Cx* first_stage;
     const Cx* solution;
-    cudaGraphExec_t exec;
+    rt::GraphExec exec;
   };
 
   CudaEngine(BatchPhysics batch, const Tableau& tableau, const CudaOptions& options);
@@ -181,6 +117,11 @@ class CudaEngine final : public Engine {
     return member;
   }
   std::int64_t total() const { return m_ * n_; }
+  /// `count` zeros on the engine's device, in its stream's order.
+  template <class T>
+  rt::DeviceBuffer<T> device_array(std::int64_t count) const {
+    return rt::DeviceBuffer<T>(count, stream_, kWhere);
+  }
   const Cx* k_row(int stage) const { return plan_.k_exponential[static_cast<std::size_t>(stage)] < 0 ? n_rows_[static_cast<std::size_t>(stage)] : k_rows_[static_cast<std::size_t>(stage)]; }
   /// Exponential `index` of group 0; group g's is exponential_stride() further on.
   const Cx* exponential(int index) const { return exponentials_.get() + index * n_; }
@@ -205,12 +146,15 @@ class CudaEngine final : public Engine {
   StagePlan plan_;
   Grid grid_;
   std::int64_t m_, n_, groups_ = 0;
-  cudaStream_t stream_ = nullptr, copy_stream_ = nullptr;
+  // The engine's streams: the stepping and the planes' way to the host. Declared before every
+  // buffer, so that they outlive them.
+  rt::Stream stepping_stream_{kWhere}, copy_stream_owner_{kWhere};
+  cudaStream_t stream_ = stepping_stream_.get(), copy_stream_ = copy_stream_owner_.get();
   bool use_graphs_;
   bool fused_;  // each evaluation of N as one kernel (fused_evaluation.cu), where the build has it
   cuda::Prefetch prefetch_;                   // the fused evaluation's (CudaOptions::l2_prefetch)
   std::vector<std::unique_ptr<Lane>> lanes_;  // empty: the trial runs as one range on stream_
-  Event fork_;                                // the lanes start from stream_
+  rt::Event fork_{kWhere};                              // the lanes start from stream_
   std::vector<CapturedTrial> graphs_;
   bool raman_ = false, frequency_windows_ = false, time_windows_ = false;
   // An FSAL stage and no windows: N(candidate) is the next step's first stage, and the trial
@@ -218,35 +162,35 @@ class CudaEngine final : public Engine {
   bool fsal_carries_ = false;
 
   // Per member
-  DeviceArray<int> group_;
-  DeviceArray<R> kerr_, raman_coefficient_;
-  DeviceArray<unsigned char> has_frequency_window_, has_time_window_;
-  DeviceArray<int> norm_kind_;
-  DeviceArray<double> rtol_, atol_;
+  rt::DeviceBuffer<int> group_;
+  rt::DeviceBuffer<R> kerr_, raman_coefficient_;
+  rt::DeviceBuffer<unsigned char> has_frequency_window_, has_time_window_;
+  rt::DeviceBuffer<int> norm_kind_;
+  rt::DeviceBuffer<double> rtol_, atol_;
   std::vector<ErrorControl> controls_;
   bool controls_dirty_ = true;
   // Per group
-  DeviceArray<double2> linear_;
-  DeviceArray<R> gamma_shock_, frequency_window_, time_window_;
-  DeviceArray<Cx> raman_response_;  // n/2 + 1 per group
-  DeviceArray<Cx> exponentials_;    // groups × deltas × n (group stride deltas·n)
-  DeviceArray<Cx> dense_exponential_;
-  DeviceArray<double> omega_;
+  rt::DeviceBuffer<double2> linear_;
+  rt::DeviceBuffer<R> gamma_shock_, frequency_window_, time_window_;
+  rt::DeviceBuffer<Cx> raman_response_;  // n/2 + 1 per group
+  rt::DeviceBuffer<Cx> exponentials_;    // groups × deltas × n (group stride deltas·n)
+  rt::DeviceBuffer<Cx> dense_exponential_;
+  rt::DeviceBuffer<double> omega_;
   // Rows (members × n)
-  DeviceArray<Cx> y_, candidate_, frame_, input_, time_, stage_values_, k_values_;
+  rt::DeviceBuffer<Cx> y_, candidate_, frame_, input_, time_, stage_values_, k_values_;
   std::vector<Cx*> n_rows_, k_rows_;  // per stage
-  DeviceArray<R> intensity_;
-  DeviceArray<Cx> half_spectrum_;
+  rt::DeviceBuffer<R> intensity_;
+  rt::DeviceBuffer<Cx> half_spectrum_;
   std::unique_ptr<cuda::FftPlan> c2c_, r2c_, c2r_;
   // The step length of the trial, on the device (the captured kernels read it there)
-  DeviceArray<double> step_;
-  PinnedArray<double> step_host_;
+  rt::DeviceBuffer<double> step_;
+  rt::PinnedBuffer<double> step_host_;
   // Results copied back
-  DeviceArray<double> device_norms_, device_measures_, device_candidate_measures_;
-  PinnedArray<double> norms_, measures_, candidate_measures_;  // candidate's: where fsal_carries_
-  PinnedArray<Cx> staging_;  // rows loaded (allocated at the first load)
+  rt::DeviceBuffer<double> device_norms_, device_measures_, device_candidate_measures_;
+  rt::PinnedBuffer<double> norms_, measures_, candidate_measures_;  // candidate's: where fsal_carries_
+  rt::PinnedBuffer<Cx> staging_;  // rows loaded (allocated at the first load)
   std::vector<char> loaded_;  // per member: a staged row waits for upload_loaded()
-  std::vector<std::unique_ptr<PlaneSlot>> slots_;  // allocated at the first plane
+  std::vector<std::unique_ptr<PlaneSlot>> slots_;  // two, used in turn
   std::size_t next_slot_ = 0;
 
   // Without an FSAL stage, when the solution takes the last stage's N as a direct term (and
@@ -260,7 +204,7 @@ class CudaEngine final : public Engine {
   // its own (cuda::norms) does.
   std::optional<StagePlan::Consumer> error_rest_;
   double error_fsal_weight_ = 0;
-  DeviceArray<Cx> error_;
+  rt::DeviceBuffer<Cx> error_;
 
   double cached_h_ = std::numeric_limits<double>::quiet_NaN(), trial_h_ = 0;
   bool fsal_ready_ = false, fsal_pending_ = false, measures_stale_ = true;
@@ -343,11 +287,9 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, const Cuda
   const std::int64_t needed =
       m_ * cuda_engine_bytes_per_member(tableau, n_, sizeof(R) == 8 ? DType::f64 : DType::f32, options);
   if (needed > static_cast<std::int64_t>(free_bytes))
-    runtime_failure(kWhere, m_, " members of ", n_, " points need about ", needed / 1048576, " MiB of device memory; ",
-                    free_bytes / 1048576, " MiB are free (run fewer members per batch)");
+    device_memory_exhausted(kWhere, m_, " members of ", n_, " points need about ", needed / 1048576,
+                            " MiB of device memory; ", free_bytes / 1048576, " MiB are free (run fewer members per batch)");
 
-  check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
-  check(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking), "cudaStreamCreate");
   // Lanes on the fused path only: the cuFFT path's plans transform the whole batch.
   const std::int64_t lanes = fused_ ? std::min<std::int64_t>(options.lanes, m_) : 1;
   for (std::int64_t l = 0; lanes > 1 && l < lanes; ++l) {
@@ -356,8 +298,10 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, const Cuda
     lane->range.first = l * (m_ / lanes) + std::min(l, m_ % lanes);
     lane->range.count = m_ / lanes + (l < m_ % lanes ? 1 : 0);
     lane->range.stream = stream_;
-    if (options.concurrent_lanes)
-      check(cudaStreamCreateWithFlags(&lane->range.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    if (options.concurrent_lanes) {
+      lane->own = rt::Stream(kWhere);
+      lane->range.stream = lane->own.get();
+    }
     lanes_.push_back(std::move(lane));
   }
 
@@ -381,53 +325,53 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, const Cuda
       response.push_back({static_cast<R>(h.real()), static_cast<R>(h.imag())});
     }
   }
-  group_ = DeviceArray<int>(m_);
-  group_.upload(group);
-  kerr_ = DeviceArray<R>(m_);
-  kerr_.upload(kerr);
-  raman_coefficient_ = DeviceArray<R>(m_);
-  raman_coefficient_.upload(raman);
-  has_frequency_window_ = DeviceArray<unsigned char>(m_);
-  has_frequency_window_.upload(has_f);
-  has_time_window_ = DeviceArray<unsigned char>(m_);
-  has_time_window_.upload(has_t);
-  norm_kind_ = DeviceArray<int>(m_);
-  rtol_ = DeviceArray<double>(m_);
-  atol_ = DeviceArray<double>(m_);
+  group_ = device_array<int>(m_);
+  group_.upload(group, stream_, kWhere);
+  kerr_ = device_array<R>(m_);
+  kerr_.upload(kerr, stream_, kWhere);
+  raman_coefficient_ = device_array<R>(m_);
+  raman_coefficient_.upload(raman, stream_, kWhere);
+  has_frequency_window_ = device_array<unsigned char>(m_);
+  has_frequency_window_.upload(has_f, stream_, kWhere);
+  has_time_window_ = device_array<unsigned char>(m_);
+  has_time_window_.upload(has_t, stream_, kWhere);
+  norm_kind_ = device_array<int>(m_);
+  rtol_ = device_array<double>(m_);
+  atol_ = device_array<double>(m_);
   controls_.assign(static_cast<std::size_t>(m_), ErrorControl{});
   loaded_.assign(static_cast<std::size_t>(m_), 0);
-  linear_ = DeviceArray<double2>(groups_ * n_);
-  linear_.upload(linear);
-  gamma_shock_ = DeviceArray<R>(groups_ * n_);
-  gamma_shock_.upload(gamma_shock);
+  linear_ = device_array<double2>(groups_ * n_);
+  linear_.upload(linear, stream_, kWhere);
+  gamma_shock_ = device_array<R>(groups_ * n_);
+  gamma_shock_.upload(gamma_shock, stream_, kWhere);
   if (frequency_windows_) {
-    frequency_window_ = DeviceArray<R>(groups_ * n_);
-    frequency_window_.upload(wf);
+    frequency_window_ = device_array<R>(groups_ * n_);
+    frequency_window_.upload(wf, stream_, kWhere);
   }
   if (time_windows_) {
-    time_window_ = DeviceArray<R>(groups_ * n_);
-    time_window_.upload(wt);
+    time_window_ = device_array<R>(groups_ * n_);
+    time_window_.upload(wt, stream_, kWhere);
   }
   if (raman_) {
-    raman_response_ = DeviceArray<Cx>(groups_ * half);
-    raman_response_.upload(response);
+    raman_response_ = device_array<Cx>(groups_ * half);
+    raman_response_.upload(response, stream_, kWhere);
   }
-  exponentials_ = DeviceArray<Cx>(groups_ * exponential_stride());
-  if (tableau.has_dense_output()) dense_exponential_ = DeviceArray<Cx>(groups_ * n_);
-  omega_ = DeviceArray<double>(n_);
-  omega_.upload(grid_.omega());
+  exponentials_ = device_array<Cx>(groups_ * exponential_stride());
+  if (tableau.has_dense_output()) dense_exponential_ = device_array<Cx>(groups_ * n_);
+  omega_ = device_array<double>(n_);
+  omega_.upload(grid_.omega(), stream_, kWhere);
 
-  for (DeviceArray<Cx>* rows : {&y_, &candidate_, &frame_}) *rows = DeviceArray<Cx>(total());
-  if (!fused_) input_ = DeviceArray<Cx>(total());
-  if (error_rest_) error_ = DeviceArray<Cx>(total());
+  for (rt::DeviceBuffer<Cx>* rows : {&y_, &candidate_, &frame_}) *rows = device_array<Cx>(total());
+  if (!fused_) input_ = device_array<Cx>(total());
+  if (error_rest_) error_ = device_array<Cx>(total());
   // The complex plan and its time row: the cuFFT path's evaluations and measures, and the
   // time windows on either path.
   if (!fused_ || time_windows_) {
-    time_ = DeviceArray<Cx>(total());
+    time_ = device_array<Cx>(total());
     c2c_ = std::make_unique<cuda::FftPlan>(cuda::Fft<R>::c2c, n_, m_, stream_);
   }
-  stage_values_ = DeviceArray<Cx>(s * total());
-  k_values_ = DeviceArray<Cx>(s * total());
+  stage_values_ = device_array<Cx>(s * total());
+  k_values_ = device_array<Cx>(s * total());
   for (int j = 0; j < s; ++j) {
     n_rows_.push_back(stage_values_.get() + j * total());
     k_rows_.push_back(k_values_.get() + j * total());
@@ -441,22 +385,33 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, const Cuda
     prefetch_.ahead = std::int64_t{per_multiprocessor} * multiprocessors;
     if (prefetch_.ahead > 0) prefetch_.budget = static_cast<std::int64_t>(options.l2_prefetch * l2) / prefetch_.ahead;
   } else if (raman_) {
-    intensity_ = DeviceArray<R>(total());
-    half_spectrum_ = DeviceArray<Cx>(m_ * half);
+    intensity_ = device_array<R>(total());
+    half_spectrum_ = device_array<Cx>(m_ * half);
     r2c_ = std::make_unique<cuda::FftPlan>(cuda::Fft<R>::r2c, n_, m_, stream_);
     c2r_ = std::make_unique<cuda::FftPlan>(cuda::Fft<R>::c2r, n_, m_, stream_);
   }
-  device_norms_ = DeviceArray<double>(2 * m_);
-  device_measures_ = DeviceArray<double>(4 * m_);
+  device_norms_ = device_array<double>(2 * m_);
+  device_measures_ = device_array<double>(4 * m_);
   if (fsal_carries_) {
-    device_candidate_measures_ = DeviceArray<double>(4 * m_);
-    candidate_measures_ = PinnedArray<double>(4 * m_);
+    device_candidate_measures_ = device_array<double>(4 * m_);
+    candidate_measures_ = rt::PinnedBuffer<double>(4 * m_, kWhere);
   }
-  step_ = DeviceArray<double>(1);
-  step_host_ = PinnedArray<double>(1);
-  norms_ = PinnedArray<double>(2 * m_);
-  measures_ = PinnedArray<double>(4 * m_);
+  step_ = device_array<double>(1);
+  step_host_ = rt::PinnedBuffer<double>(1, kWhere);
+  norms_ = rt::PinnedBuffer<double>(2 * m_, kWhere);
+  measures_ = rt::PinnedBuffer<double>(4 * m_, kWhere);
   std::fill(norms_.get(), norms_.get() + 2 * m_, std::numeric_limits<double>::quiet_NaN());
+  // Two plane slots, made here so that a read never allocates: the reads after a failure bring
+  // the last accepted fields back, and must not fail for want of memory themselves.
+  for (int k = 0; k < 2; ++k) {
+    auto slot = std::make_unique<PlaneSlot>();
+    slot->device = device_array<Cx>(total());
+    slot->host = rt::PinnedBuffer<Cx>(total(), kWhere);
+    slot->n = n_;
+    slots_.push_back(std::move(slot));
+  }
+  // The zero fills and uploads above are complete before the first call.
+  check(cudaStreamSynchronize(stream_), "construction");
 }
 
 template <class R>
@@ -465,7 +420,7 @@ void CudaEngine<R>::load(std::int64_t member, const Complex* spectrum, const Err
   if (in_flight_) runtime_failure(kWhere, "load() before finish_trial()");
   // Staged on the host; upload_loaded() copies the staged rows in one transfer when all
   // members were loaded (a run's start), row by row otherwise.
-  if (!staging_) staging_ = PinnedArray<Cx>(total());
+  if (!staging_) staging_ = rt::PinnedBuffer<Cx>(total(), kWhere);
   Cx* row = staging_.get() + member * n_;
   for (std::int64_t k = 0; k < n_; ++k) row[k] = {static_cast<R>(spectrum[k].real()), static_cast<R>(spectrum[k].imag())};
   loaded_[static_cast<std::size_t>(member)] = 1;
@@ -604,9 +559,9 @@ void CudaEngine<R>::start_trial(double h, Evaluation evaluation) {
       rtol.push_back(c.rtol);
       atol.push_back(c.atol);
     }
-    norm_kind_.upload(kind);
-    rtol_.upload(rtol);
-    atol_.upload(atol);
+    norm_kind_.upload(kind, stream_, kWhere);
+    rtol_.upload(rtol, stream_, kWhere);
+    atol_.upload(atol, stream_, kWhere);
     controls_dirty_ = false;
   }
   if (h != cached_h_) {
@@ -730,7 +685,7 @@ void CudaEngine<R>::launch_trial() {
   const Cx* first = n_rows_[0];
   for (const CapturedTrial& g : graphs_)
     if (g.fsal_ready == fsal_ready_ && g.first_stage == first && g.solution == y_.get()) {
-      check(cudaGraphLaunch(g.exec, stream_), "cudaGraphLaunch");
+      check(cudaGraphLaunch(g.exec.get(), stream_), "cudaGraphLaunch");
       return;
     }
   check(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeRelaxed), "cudaStreamBeginCapture");
@@ -747,7 +702,7 @@ void CudaEngine<R>::launch_trial() {
   const cudaError_t instantiated = cudaGraphInstantiate(&exec, graph, 0);
   cudaGraphDestroy(graph);
   check(instantiated, "cudaGraphInstantiate");
-  graphs_.push_back({fsal_ready_, first, y_.get(), exec});
+  graphs_.push_back({fsal_ready_, first, y_.get(), rt::GraphExec(exec)});
   check(cudaGraphLaunch(exec, stream_), "cudaGraphLaunch");
 }
 
@@ -823,15 +778,7 @@ template <class R>
 typename CudaEngine<R>::PlaneSlot& CudaEngine<R>::claim_slot(std::span<Complex* const> rows) {
   if (static_cast<std::int64_t>(rows.size()) != m_) invalid_argument(kWhere, rows.size(), " rows for ", m_, " members");
   upload_loaded();
-  constexpr std::size_t kSlots = 2;
-  if (slots_.size() < kSlots) {
-    auto slot = std::make_unique<PlaneSlot>();
-    slot->device = DeviceArray<Cx>(total());
-    slot->host = PinnedArray<Cx>(total());
-    slot->n = n_;
-    slots_.push_back(std::move(slot));
-  }
-  PlaneSlot& slot = *slots_[next_slot_++ % kSlots];
+  PlaneSlot& slot = *slots_[next_slot_++ % slots_.size()];
   check(cudaEventSynchronize(slot.done.get()), "plane copy");
   slot.rows.assign(rows.begin(), rows.end());
   return slot;
@@ -907,10 +854,14 @@ bool cuda_fused_evaluation_available(std::int64_t points, DType precision) {
   return precision == DType::f64 && cuda::fused_evaluation_supported<double>(points);
 }
 
+void require_cuda_engine() {
+  if (!cuda_available()) runtime_failure(kWhere, "no CUDA device is visible (nvidia-smi lists none, or the driver is missing)");
+}
+
 std::unique_ptr<Engine> make_cuda_engine(std::span<const Config* const> configs, const Tableau& tableau,
                                          DType precision, const CudaOptions& options) {
   // Before anything of the members is built: without a device, that is the error to report.
-  if (!cuda_available()) runtime_failure(kWhere, "no CUDA device is visible");
+  require_cuda_engine();
   if (precision == DType::f32) return std::make_unique<CudaEngine<float>>(configs, tableau, options);
   if (precision == DType::f64) return std::make_unique<CudaEngine<double>>(configs, tableau, options);
   invalid_argument(kWhere, "precision must be f32 or f64");

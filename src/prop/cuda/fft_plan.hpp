@@ -25,9 +25,14 @@ class FftPlan {
         cufftMakePlanMany64(plan_, 1, &size, nullptr, 1, in_dist, nullptr, 1, out_dist, type, batch, &work);
     if (r != CUFFT_SUCCESS) {
       cufftDestroy(plan_);
+      if (r == CUFFT_ALLOC_FAILED)
+        device_memory_exhausted(kWhere, "cufftMakePlanMany64 (", n, " points, ", batch, " rows): out of device memory");
       runtime_failure(kWhere, "cufftMakePlanMany64 (", n, " points, ", batch, " rows): cuFFT error ", static_cast<int>(r));
     }
-    cufftSetStream(plan_, stream);
+    if (cufftSetStream(plan_, stream) != CUFFT_SUCCESS) {
+      cufftDestroy(plan_);
+      runtime_failure(kWhere, "cufftSetStream failed");
+    }
   }
   FftPlan(const FftPlan&) = delete;
   FftPlan& operator=(const FftPlan&) = delete;

@@ -29,6 +29,7 @@
 
 #include "launch.hpp"
 #include "lockstep/core/error.hpp"
+#include "src/core/cuda/runtime.hpp"
 #include "stage_math.cuh"
 
 namespace lockstep::prop::cuda {
@@ -310,9 +311,7 @@ int rows_read(const Combination<R>& c) {
   return c.frames + c.directs + (c.frame_y0 ? 1 : 0) + (c.direct_y0 ? 1 : 0);
 }
 
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) runtime_failure("prop.cuda_fused", what, ": ", cudaGetErrorString(e));
-}
+void check(cudaError_t e, const char* what) { ::lockstep::cuda::check(e, "prop.cuda_fused", what); }
 
 }  // namespace
 

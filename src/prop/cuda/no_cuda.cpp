@@ -4,6 +4,10 @@
 
 namespace lockstep::prop {
 
+void require_cuda_engine() {
+  runtime_failure("prop.cuda_engine", "this build of lockstep has no CUDA (configure with -DLOCKSTEP_CUDA=ON)");
+}
+
 std::unique_ptr<Engine> make_cuda_engine(std::span<const Config* const>, const Tableau&, DType, const CudaOptions&) {
   runtime_failure("prop.cuda_engine", "this build of lockstep has no CUDA (configure with -DLOCKSTEP_CUDA=ON)");
 }

@@ -17,4 +17,8 @@ if(_cuda)
   lockstep_add_test_executable(lockstep_prop_cuda_tests TIMEOUT 900 LABELS gpu
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_cuda_engine.cpp ${CMAKE_CURRENT_LIST_DIR}/test_cuda_fused_evaluation.cpp
     LIBS lockstep_prop CUDA::cudart CUDA::cufft)
+  # Faults: device memory taken on purpose and 1000 failed calls measured by the memory they
+  # leave, so nothing else runs beside them.
+  lockstep_add_test_executable(lockstep_prop_cuda_fault_tests TIMEOUT 900 LABELS gpu RUN_SERIAL
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_cuda_faults.cpp LIBS lockstep_prop CUDA::cudart)
 endif()
