@@ -201,8 +201,11 @@ void write_coherence_figure(const Job& job, const fs::path& path) {
   write_coherence(path, wavelengths(grid), g12, mean, o);
 }
 
+/// The batch's files, changed together: every one staged, then every one committed (so a kill
+/// leaves them at one checkpoint, or at two that resume_files brings back to one).
 void checkpoint(const Job& job, const std::vector<std::size_t>& batch) {
-  for (std::size_t k : batch) write_result(job.files[k], result_of(job, k));
+  for (std::size_t k : batch) stage_result(job.files[k], result_of(job, k));
+  for (std::size_t k : batch) commit_result(job.files[k]);
 }
 
 /// The result files of a run's member indices, for messages.
@@ -429,6 +432,11 @@ void resume_files(const std::vector<std::string>& files, const std::string& reci
   Job job;
   std::vector<MemberSpec> specs;
   if (!recipe_path.empty()) specs = expand_members(load_recipe(recipe_path));
+  // A kill during a batch checkpoint's renames: its remaining files are staged, complete.
+  const std::vector<fs::path> rolled = roll_forward_staged(std::vector<fs::path>(files.begin(), files.end()));
+  if (!rolled.empty())
+    std::fprintf(stderr, "prop resume: %zu file(s) completed from the checkpoint a kill interrupted (%s ...)\n",
+                 rolled.size(), rolled.front().string().c_str());
   for (const std::string& file : files) {
     ResultData d = read_result(file);
     if (!recipe_path.empty()) {

@@ -45,10 +45,15 @@ std::vector<std::uint8_t> read_file(const std::filesystem::path& path, std::stri
   return bytes;
 }
 
-void write_file_atomically(const std::filesystem::path& path,
-                           std::initializer_list<std::span<const std::uint8_t>> parts, std::string_view where) {
+std::filesystem::path staged_path(const std::filesystem::path& path) {
   std::filesystem::path tmp = path;
   tmp += ".tmp";
+  return tmp;
+}
+
+void stage_file(const std::filesystem::path& path, std::initializer_list<std::span<const std::uint8_t>> parts,
+                std::string_view where) {
+  const std::filesystem::path tmp = staged_path(path);
   std::error_code ignored;
   {
     Descriptor file{::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
@@ -71,7 +76,11 @@ void write_file_atomically(const std::filesystem::path& path,
     file.fd = -1;
     if (::close(fd) != 0) fail("cannot close");
   }
-  std::error_code ec;
+}
+
+void commit_staged_file(const std::filesystem::path& path, std::string_view where) {
+  const std::filesystem::path tmp = staged_path(path);
+  std::error_code ec, ignored;
   std::filesystem::rename(tmp, path, ec);
   if (ec) {
     std::filesystem::remove(tmp, ignored);
@@ -80,6 +89,12 @@ void write_file_atomically(const std::filesystem::path& path,
   const auto dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
   Descriptor directory{::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
   if (directory.fd >= 0) ::fsync(directory.fd);  // best effort: the rename is durable once the directory is
+}
+
+void write_file_atomically(const std::filesystem::path& path,
+                           std::initializer_list<std::span<const std::uint8_t>> parts, std::string_view where) {
+  stage_file(path, parts, where);
+  commit_staged_file(path, where);
 }
 
 }  // namespace lockstep

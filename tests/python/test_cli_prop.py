@@ -169,6 +169,66 @@ def test_error_in_one_batch_leaves_the_others_complete(tmp_path):
     check_failing_batch(tmp_path)
 
 
+def interrupted_run(args, out, wait_for, delay=0.3):
+    """Runs the CLI with `args` and sends SIGINT `delay` s after `wait_for` appears; returns
+    whether it was interrupted (status 130) rather than finished."""
+    proc = subprocess.Popen([CLI, *args], stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not wait_for.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode in (0, 130), err
+    return proc.returncode == 130
+
+
+def test_resume_completes_a_checkpoint_killed_during_its_renames(tmp_path):
+    """A batch's files are staged, then renamed: a kill between two renames leaves one member
+    at the new checkpoint and the next staged. `prop resume` completes the renames, so the batch
+    resumes together and ends on the files of a resume of the whole checkpoint."""
+    recipe = write(tmp_path / "pair.toml", SHORT + "\n[ensemble]\nmembers = 2\n")
+    a, old = tmp_path / "a", tmp_path / "old"
+    names = ["pair_member-0.h5", "pair_member-1.h5"]
+    if not interrupted_run(["prop", "scan", recipe, "-o", str(a), "--quiet", "--no-plots"], a, a / names[0]):
+        pytest.fail("the run ended before the interrupt; make SHORT longer")
+    old.mkdir()
+    for n in names:
+        (old / n).write_bytes((a / n).read_bytes())
+    # A later checkpoint in a (or the end, if the resume finishes first).
+    interrupted_run(["prop", "resume", *(str(a / n) for n in names), "--quiet", "--no-plots"], a, a / names[0], 0.5)
+    _, z_old, _ = final_field(old / names[1])
+    _, z_new, _ = final_field(a / names[1])
+    assert z_new > z_old
+
+    # The kill between the renames: member 0 committed, member 1 staged.
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    (mixed / names[0]).write_bytes((a / names[0]).read_bytes())
+    (mixed / names[1]).write_bytes((old / names[1]).read_bytes())
+    (mixed / (names[1] + ".tmp")).write_bytes((a / names[1]).read_bytes())
+    r = run("prop", "resume", *(str(mixed / n) for n in names), "--quiet", "--no-plots")
+    assert r.returncode == 0, r.stderr
+    assert "1 file(s) completed from the checkpoint a kill interrupted" in r.stderr
+    r = run("prop", "resume", *(str(a / n) for n in names), "--quiet", "--no-plots")
+    assert r.returncode == 0, r.stderr
+    for n in names:
+        got, z_got, steps_got = final_field(mixed / n)
+        ref, z_ref, steps_ref = final_field(a / n)
+        assert z_got == pytest.approx(z_ref, rel=1e-12) and steps_got == steps_ref
+        assert np.max(np.abs(got - ref)) <= 1e-9 * np.max(np.abs(ref))
+
+    # A staged file at no committed position (a kill while staging) is left alone.
+    staged_only = tmp_path / "staged"
+    staged_only.mkdir()
+    for n in names:
+        (staged_only / n).write_bytes((old / n).read_bytes())
+    (staged_only / (names[1] + ".tmp")).write_bytes((a / names[1]).read_bytes())
+    r = run("prop", "resume", *(str(staged_only / n) for n in names), "--quiet", "--no-plots")
+    assert r.returncode == 0, r.stderr
+    assert "completed from the checkpoint" not in r.stderr
+
+
 def test_interrupt_saves_and_resume_refuses_another_recipe(tmp_path):
     recipe = write(tmp_path / "short.toml", SHORT)
     out = tmp_path / "int"

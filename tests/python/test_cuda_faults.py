@@ -250,10 +250,12 @@ def test_killed_cuda_scan_resumes_to_the_same_files(tmp_path):
     r = cli("prop", "resume", *map(str, sorted(out.glob("*.h5"))), *common)
     assert r.returncode == 0, r.stderr
     got = fields(out)
-    # Documented in docs/RECIPES.md: on CUDA within 1e-6 of the field's peak (the supercontinuum
-    # amplifies rounding differences; measured 3.9e-7 on an H100).
-    assert_same_fields(got, ref, 1e-6)
-    print("steps", {n: (got[n][2], ref[n][2]) for n in list(ref)[:3]})
+    # The kill lands just after member 0's file was renamed, with the others' staged: the resume
+    # completes that checkpoint, and the batch goes on together (docs/RECIPES.md).
+    assert "completed from the checkpoint a kill interrupted" in r.stderr or \
+        len({v[2] for v in killed.values()}) == 1, r.stderr
+    assert_same_fields(got, ref, 1e-9)
+    assert all(got[n][2] == ref[n][2] for n in ref), "a resumed run takes the same steps"
 
 
 # An ensemble whose one batch needs about 2.1 GiB of device memory on the cuFFT path (2^15

@@ -48,6 +48,21 @@ struct ResultData {
 /// planes.field_w of unequal length); std::runtime_error when writing fails (the previous
 /// file at `path` is then untouched and the temporary file removed).
 void write_result(const std::filesystem::path& path, const ResultData& data);
+/// write_result in two halves, so that a batch's files change together: stage_result writes
+/// and flushes "<path>.tmp" (`path` untouched), commit_result renames it over `path`. A batch
+/// stages every member's file, then commits them all: a kill before the first rename leaves
+/// every file at the previous checkpoint, one during the renames leaves the rest staged, which
+/// roll_forward_staged completes.
+void stage_result(const std::filesystem::path& path, const ResultData& data);
+void commit_result(const std::filesystem::path& path);
+
+/// Completes a batch checkpoint that a kill interrupted during its renames: of `files` (a run's
+/// result files, resumed together), each whose staged "<file>.tmp" is a complete result file at
+/// the position (accepted steps, z) of another file of `files` that was already committed there,
+/// and further on than itself, is replaced by it. Returns the files rolled forward. A staged file
+/// at no committed position (a kill while staging) is left alone: its batch resumes, whole,
+/// from the previous checkpoint.
+std::vector<std::filesystem::path> roll_forward_staged(const std::vector<std::filesystem::path>& files);
 
 /// Reads a result file back (planes reordered to FFT order). std::runtime_error when it cannot
 /// be read; std::invalid_argument naming the file and what is wrong for a truncated, altered

@@ -1,8 +1,11 @@
 // HDF5 result files: the layout is documented in include/lockstep/prop/result_file.hpp.
 #include "lockstep/prop/result_file.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <optional>
+#include <utility>
 #include <span>
 #include <string>
 
@@ -307,7 +310,7 @@ class Reader {
 
 }  // namespace
 
-void write_result(const std::filesystem::path& path, const ResultData& data) {
+void stage_result(const std::filesystem::path& path, const ResultData& data) {
   validate_config(data.config);
   const Grid grid(data.config.grid);
   const std::int64_t n = grid.size();
@@ -367,7 +370,41 @@ void write_result(const std::filesystem::path& path, const ResultData& data) {
     image = w.image();
   }
   const auto seal = io::seal(image);
-  write_file_atomically(path, {seal, image}, kWhere);
+  stage_file(path, {seal, image}, kWhere);
+}
+
+void commit_result(const std::filesystem::path& path) { commit_staged_file(path, kWhere); }
+
+void write_result(const std::filesystem::path& path, const ResultData& data) {
+  stage_result(path, data);
+  commit_result(path);
+}
+
+std::vector<std::filesystem::path> roll_forward_staged(const std::vector<std::filesystem::path>& files) {
+  using Position = std::pair<std::int64_t, double>;  // accepted steps, z
+  const auto position = [](const ResultData& d) { return Position{d.ledger.accepted_steps, d.ledger.z}; };
+  std::vector<Position> committed;
+  std::vector<std::optional<ResultData>> staged(files.size());
+  for (std::size_t k = 0; k < files.size(); ++k) {
+    committed.push_back(position(read_result(files[k])));
+    std::error_code ec;
+    if (!std::filesystem::exists(staged_path(files[k]), ec)) continue;
+    try {
+      staged[k] = read_result(staged_path(files[k]));
+    } catch (const std::exception&) {
+      continue;  // incomplete: written when the kill came
+    }
+  }
+  std::vector<std::filesystem::path> rolled;
+  for (std::size_t k = 0; k < files.size(); ++k) {
+    if (!staged[k]) continue;
+    const Position at = position(*staged[k]);
+    if (!(at > committed[k]) || std::find(committed.begin(), committed.end(), at) == committed.end()) continue;
+    if (config_hash(read_result(files[k]).config) != config_hash(staged[k]->config)) continue;
+    commit_result(files[k]);
+    rolled.push_back(files[k]);
+  }
+  return rolled;
 }
 
 ResultData read_result(const std::filesystem::path& path) {
