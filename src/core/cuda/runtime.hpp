@@ -40,58 +40,55 @@ inline void check(cudaError_t e, std::string_view where, std::string_view what) 
   runtime_failure(where, what, ": ", cudaGetErrorString(e));
 }
 
-/// A stream of its own (cudaStreamNonBlocking), destroyed with the object.
-class Stream {
+/// A runtime handle (memory, stream, event, graph executable) released by `Release` with the
+/// object.
+template <class Handle, cudaError_t (*Release)(Handle)>
+class Owned {
+ public:
+  Owned() = default;
+  explicit Owned(Handle handle) : handle_(handle) {}
+  Owned(Owned&& o) noexcept : handle_(std::exchange(o.handle_, nullptr)) {}
+  Owned& operator=(Owned&& o) noexcept {
+    std::swap(handle_, o.handle_);
+    return *this;
+  }
+  ~Owned() {
+    if (handle_) Release(handle_);
+  }
+  Handle get() const { return handle_; }
+
+ private:
+  Handle handle_ = nullptr;
+};
+
+/// An instantiated graph.
+using GraphExec = Owned<cudaGraphExec_t, cudaGraphExecDestroy>;
+
+/// A stream of its own (cudaStreamNonBlocking).
+class Stream : public Owned<cudaStream_t, cudaStreamDestroy> {
  public:
   Stream() = default;
-  explicit Stream(std::string_view where) {
-    check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), where, "cudaStreamCreate");
-  }
-  Stream(Stream&& o) noexcept : stream_(std::exchange(o.stream_, nullptr)) {}
-  Stream& operator=(Stream&& o) noexcept {
-    std::swap(stream_, o.stream_);
-    return *this;
-  }
-  ~Stream() {
-    if (stream_) cudaStreamDestroy(stream_);
-  }
-  cudaStream_t get() const { return stream_; }
+  explicit Stream(std::string_view where) : Owned(create(where)) {}
 
  private:
-  cudaStream_t stream_ = nullptr;
+  static cudaStream_t create(std::string_view where) {
+    cudaStream_t s = nullptr;
+    check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), where, "cudaStreamCreate");
+    return s;
+  }
 };
 
-/// An event without timing, destroyed with the object.
-class Event {
+/// An event without timing.
+class Event : public Owned<cudaEvent_t, cudaEventDestroy> {
  public:
-  explicit Event(std::string_view where) {
-    check(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming), where, "cudaEventCreate");
-  }
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-  ~Event() { cudaEventDestroy(event_); }
-  cudaEvent_t get() const { return event_; }
+  explicit Event(std::string_view where) : Owned(create(where)) {}
 
  private:
-  cudaEvent_t event_ = nullptr;
-};
-
-/// An instantiated graph, destroyed with the object.
-class GraphExec {
- public:
-  explicit GraphExec(cudaGraphExec_t exec) : exec_(exec) {}
-  GraphExec(GraphExec&& o) noexcept : exec_(std::exchange(o.exec_, nullptr)) {}
-  GraphExec& operator=(GraphExec&& o) noexcept {
-    std::swap(exec_, o.exec_);
-    return *this;
+  static cudaEvent_t create(std::string_view where) {
+    cudaEvent_t e = nullptr;
+    check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), where, "cudaEventCreate");
+    return e;
   }
-  ~GraphExec() {
-    if (exec_) cudaGraphExecDestroy(exec_);
-  }
-  cudaGraphExec_t get() const { return exec_; }
-
- private:
-  cudaGraphExec_t exec_ = nullptr;
 };
 
 /// Device memory of `count` values of T, freed with the object.
@@ -102,32 +99,25 @@ class DeviceBuffer {
   /// `count` values, zeroed on `stream`: the zeros come before whatever is queued there next.
   DeviceBuffer(std::int64_t count, cudaStream_t stream, std::string_view where) : count_(count) {
     if (count <= 0) return;
-    check(cudaMalloc(reinterpret_cast<void**>(&data_), bytes()), where, "cudaMalloc");
-    check(cudaMemsetAsync(data_, 0, bytes(), stream), where, "cudaMemsetAsync");
+    void* p = nullptr;
+    check(cudaMalloc(&p, bytes()), where, "cudaMalloc");
+    memory_ = Owned<void*, cudaFree>(p);
+    check(cudaMemsetAsync(p, 0, bytes(), stream), where, "cudaMemsetAsync");
   }
-  DeviceBuffer(DeviceBuffer&& o) noexcept : data_(std::exchange(o.data_, nullptr)), count_(std::exchange(o.count_, 0)) {}
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
-    std::swap(data_, o.data_);
-    std::swap(count_, o.count_);
-    return *this;
-  }
-  ~DeviceBuffer() {
-    if (data_) cudaFree(data_);
-  }
-  T* get() const { return data_; }
+  T* get() const { return static_cast<T*>(memory_.get()); }
   std::int64_t size() const { return count_; }
   /// Copies `host` (size() values) in on `stream`; returns once the device holds them.
   void upload(const std::vector<T>& host, cudaStream_t stream, std::string_view where) {
     if (static_cast<std::int64_t>(host.size()) != count_)
       runtime_failure(where, "an upload of ", host.size(), " values into ", count_);
     if (count_ == 0) return;
-    check(cudaMemcpyAsync(data_, host.data(), bytes(), cudaMemcpyHostToDevice, stream), where, "upload");
+    check(cudaMemcpyAsync(get(), host.data(), bytes(), cudaMemcpyHostToDevice, stream), where, "upload");
     check(cudaStreamSynchronize(stream), where, "upload");
   }
 
  private:
   std::size_t bytes() const { return sizeof(T) * static_cast<std::size_t>(count_); }
-  T* data_ = nullptr;
+  Owned<void*, cudaFree> memory_;
   std::int64_t count_ = 0;
 };
 
@@ -137,22 +127,15 @@ class PinnedBuffer {
  public:
   PinnedBuffer() = default;
   PinnedBuffer(std::int64_t count, std::string_view where) {
-    check(cudaMallocHost(reinterpret_cast<void**>(&data_), sizeof(T) * static_cast<std::size_t>(count)), where,
-          "cudaMallocHost");
+    void* p = nullptr;
+    check(cudaMallocHost(&p, sizeof(T) * static_cast<std::size_t>(count)), where, "cudaMallocHost");
+    memory_ = Owned<void*, cudaFreeHost>(p);
   }
-  PinnedBuffer(PinnedBuffer&& o) noexcept : data_(std::exchange(o.data_, nullptr)) {}
-  PinnedBuffer& operator=(PinnedBuffer&& o) noexcept {
-    std::swap(data_, o.data_);
-    return *this;
-  }
-  ~PinnedBuffer() {
-    if (data_) cudaFreeHost(data_);
-  }
-  T* get() const { return data_; }
-  explicit operator bool() const { return data_ != nullptr; }
+  T* get() const { return static_cast<T*>(memory_.get()); }
+  explicit operator bool() const { return memory_.get() != nullptr; }
 
  private:
-  T* data_ = nullptr;
+  Owned<void*, cudaFreeHost> memory_;
 };
 
 }  // namespace lockstep::cuda
