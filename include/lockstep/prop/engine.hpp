@@ -110,7 +110,9 @@ class Engine {
   virtual FieldMeasures measures(std::int64_t member) = 0;
   /// Copies every member's current solution to the host: rows[i] receives points() values.
   /// The copy may complete later (the CUDA engine streams it while stepping goes on): the rows
-  /// are written, and must stay valid, until finish_reads() returns.
+  /// are written, and must stay valid, until finish_reads() returns or the engine is destroyed
+  /// (which waits for them). Any number of reads may be in flight; each holds the state as it
+  /// was at its call.
   virtual void read_solutions(std::span<Complex* const> rows) = 0;
   /// After accept(): every member's dense output Ã(z_n + θh) of the accepted step, θ ∈ [0, 1]
   /// (before windows), into rows[i], completed as read_solutions'. Only for tableaux with dense

@@ -17,9 +17,10 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
+#include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "lockstep/core/error.hpp"
 
@@ -100,7 +101,8 @@ class DeviceBuffer {
   DeviceBuffer(std::int64_t count, cudaStream_t stream, std::string_view where) : count_(count) {
     if (count <= 0) return;
     void* p = nullptr;
-    check(cudaMalloc(&p, bytes()), where, "cudaMalloc");
+    if (const cudaError_t e = cudaMalloc(&p, bytes()); e != cudaSuccess)
+      check(e, where, "cudaMalloc of " + std::to_string(bytes() / 1048576) + " MiB");
     memory_ = Owned<void*, cudaFree>(p);
     check(cudaMemsetAsync(p, 0, bytes(), stream), where, "cudaMemsetAsync");
   }
