@@ -1,4 +1,4 @@
-// The base activations of a QKAN layer (QKAN.md §4) and their slopes, per element, shared by
+// The base activations of a QKAN layer (docs/QKAN.md §4) and their slopes, per element, shared by
 // the CPU model (model.cpp) and the CUDA model (cuda/model_kernels.cu). The activation is a
 // template argument, picked by with_activation below. C++17: CUDA units include it.
 #pragma once

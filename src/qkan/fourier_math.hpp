@@ -1,4 +1,4 @@
-// The raw-x circuit as a trigonometric polynomial (a cheaper exact form, QKAN.md §1), for the
+// The raw-x circuit as a trigonometric polynomial (a cheaper exact form, docs/QKAN.md §1), for the
 // contracted forward on CUDA.
 //
 // With raw x, every data gate of an ansatz with full-angle data rotations (pz, rpz, mix; not

@@ -1,4 +1,4 @@
-// The reference path: a literal double-precision spinor simulation of QKAN.md §1, gate by
+// The reference path: a literal double-precision spinor simulation of docs/QKAN.md §1, gate by
 // gate, with reverse-mode gradients that keep every intermediate state of one circuit.
 // It is slow and obviously correct: the oracle of the fused kernels and their fallback.
 #include <array>

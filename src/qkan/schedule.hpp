@@ -1,4 +1,4 @@
-// The fused path's view of an ansatz (QKAN.md §1, "cheaper exact forms"): the circuit acts on
+// The fused path's view of an ansatz (docs/QKAN.md §1, "cheaper exact forms"): the circuit acts on
 // the Bloch vector n, starting at (1,0,0) after H. Every ansatz but `real` is
 //   prefix:  [R_D(θ[0][off])] then the constant gates of θ row 0      -> n0, a per-edge constant
 //   rep l:   R_D(e_l + θ[l+1][off])  then the constant gates of θ row l+1

@@ -59,7 +59,7 @@ template <class F> void for_dtype(DType d, F&& f) {
 // ---------------------------------------------------------------------------------------------
 // Configurations.
 
-/// How θ and the preacts are laid out (QKAN.md §2). gl/gs: the largest/smallest g in [2, I)
+/// How θ and the preacts are laid out (docs/QKAN.md §2). gl/gs: the largest/smallest g in [2, I)
 /// that does not divide I.
 enum class Group {
   natural,    ///< θ (O, I, R', k), w/c (O, I, L)

@@ -1,7 +1,7 @@
 // Values against independent oracles, on both paths and both precisions:
-//  - the documented reference values of QKAN.md §1;
+//  - the documented reference values of docs/QKAN.md §1;
 //  - the `real` closed form ⟨Z⟩ = (−1)^{L+1} sin(Σ e_l − Σ θ_l);
-//  - a test-local 2×2 complex-matrix simulation written from the gate table of QKAN.md §1
+//  - a test-local 2×2 complex-matrix simulation written from the gate table of docs/QKAN.md §1
 //    (shares no code with src/qkan/reference.cpp), for every ansatz;
 //  - the link fast = √((1+z)/2) − √((1−z)/2) between the two measurements;
 //  - the contraction y = Σ_i post·W against the same path's plain solve.
@@ -126,7 +126,7 @@ INSTANTIATE_TEST_SUITE_P(Qkan, RealClosedForm,
                          });
 
 // ---------------------------------------------------------------------------------------------
-// Independent spinor oracle from the gate table (QKAN.md §1), as 2×2 complex matrices.
+// Independent spinor oracle from the gate table (docs/QKAN.md §1), as 2×2 complex matrices.
 
 using cd = std::complex<double>;
 struct M2 {

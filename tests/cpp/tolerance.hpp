@@ -38,7 +38,7 @@ inline constexpr double kFdStep = 1e-5;
 inline constexpr double kFdRel = 1e-6;
 inline constexpr double kFdAbs = 1e-8;
 
-/// Documented reference values (QKAN.md §1) carry 10 decimals.
+/// Documented reference values (docs/QKAN.md §1) carry 10 decimals.
 inline constexpr double kDocAbs = 1e-10;
 
 }  // namespace lockstep::test

@@ -122,7 +122,7 @@ def test_contract_equals_solve_times_weight(gen, path, dtype):
 
 
 def test_reference_values():
-    """QKAN.md §1's reference values, on every path."""
+    """docs/QKAN.md §1's reference values, on every path."""
     th = torch.tensor([[0.1, 0.2], [0.3, 0.4], [0.5, 0.6], [0.7, 0.8]], dtype=torch.float64)
     th = th.expand(1, 2, 4, 2).contiguous()
     x = torch.tensor([[0.5, -1.0]], dtype=torch.float64)

@@ -21,7 +21,7 @@ struct GridConfig {
   bool operator==(const GridConfig&) const = default;
 };
 
-/// Raman response models of PROPAGATION.md §1.
+/// Raman response models of docs/PROPAGATION.md §1.
 enum class RamanModel { none, blow_wood, lin_agrawal, hollenbeck_cantrell };
 
 /// The fibre: dispersion (Taylor coefficients or a table), loss, nonlinearity.

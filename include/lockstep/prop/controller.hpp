@@ -1,4 +1,4 @@
-// Error norms of a trial step and the step-size controller of adaptive runs (PROPAGATION.md §2).
+// Error norms of a trial step and the step-size controller of adaptive runs (docs/PROPAGATION.md §2).
 #pragma once
 
 #include <complex>
@@ -25,7 +25,7 @@ double error_norm(const ErrorControl& control, const std::complex<double>* err,
                   const std::complex<double>* y0, const std::complex<double>* y1, std::int64_t n);
 
 /// The PI step-size controller. With k = (embedded order + 1), the error of a trial scales as
-/// dz^k, and the gains are those of PROPAGATION.md §2 for k = 5 scaled by 5/k:
+/// dz^k, and the gains are those of docs/PROPAGATION.md §2 for k = 5 scaled by 5/k:
 ///   accepted: dz_next = dz · clamp((target/err)^β1 · (target/err_prev)^β2, 0.2, 5),
 ///             β1 = 0.12·5/k, β2 = −0.04·5/k, target 0.8, and at most dz after a rejection;
 ///   rejected: dz_next = dz · max(0.1, safety · err^(−1/k)), safety 0.9;

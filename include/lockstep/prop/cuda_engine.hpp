@@ -1,5 +1,4 @@
-// The CUDA engine: a whole lockstep batch on one GPU (PROPAGATION.md §3, issue "pulse
-// propagation on CUDA").
+// The CUDA engine: a whole lockstep batch on one GPU (docs/PROPAGATION.md §3).
 //
 // The batch's fields live on the device as (members × points) arrays. Each stage input is one
 // fused element-wise kernel (the interaction-picture combination of stepper.hpp, exponentials

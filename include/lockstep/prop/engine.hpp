@@ -1,5 +1,5 @@
 // What a runner advances: the fields of one batch of members and the trial of one step for all
-// of them (PROPAGATION.md §3). The runner's logic — schedules, step control, policies, planes,
+// of them (docs/PROPAGATION.md §3). The runner's logic — schedules, step control, policies, planes,
 // statistics, ledgers — is the same on every device; an engine holds the fields where its
 // device computes on them and hands the runner only what it books: per-member norms after a
 // trial, measures after an acceptance, and rows of spectra when a plane is saved.

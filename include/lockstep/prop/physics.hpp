@@ -1,4 +1,4 @@
-// Per-member physics of the GNLSE (PROPAGATION.md §1), sampled on the member's grid:
+// Per-member physics of the GNLSE (docs/PROPAGATION.md §1), sampled on the member's grid:
 //
 //     ∂Ã/∂z = L(ω) Ã + N(Ã)
 //     L(ω)  = i Σ_{k≥2} β_k Δω^k/k! − α(ω)/2                  (or from a β(ω) table)

@@ -1,4 +1,4 @@
-// The input field, shot noise and the absorbing windows of a propagation (PROPAGATION.md §1).
+// The input field, shot noise and the absorbing windows of a propagation (docs/PROPAGATION.md §1).
 // Time samples in grid order (T_j = (j − n/2)·dt), spectra in FFT order with the convention of
 // grid.hpp (Ã = FFTW_BACKWARD of the time samples).
 #pragma once

@@ -1,4 +1,4 @@
-// Runners: advance a batch of members through one step schedule (PROPAGATION.md §3).
+// Runners: advance a batch of members through one step schedule (docs/PROPAGATION.md §3).
 //
 // Every trial (z, dz) is computed for all members of the batch; the batch norm is the largest
 // member norm. Adaptive runs accept a trial iff that norm is ≤ 1 and control dz from it, so

@@ -1,4 +1,4 @@
-// The base activations of a QKAN layer (QKAN.md §4). (C++17: CUDA units include it.)
+// The base activations of a QKAN layer (docs/QKAN.md §4). (C++17: CUDA units include it.)
 #pragma once
 
 #include <string_view>

@@ -1,4 +1,4 @@
-// The five circuit ansätze of QKAN.md §1 and the shape of their parameters.
+// The five circuit ansätze of docs/QKAN.md §1 and the shape of their parameters.
 #pragma once
 
 #include <string>

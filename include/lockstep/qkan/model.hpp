@@ -1,4 +1,4 @@
-// A QKAN model (QKAN.md §4): layers of widths[k] -> widths[k+1] edges, each
+// A QKAN model (docs/QKAN.md §4): layers of widths[k] -> widths[k+1] edges, each
 //   y[b,o] = Σ_i (post[b,o,i] + pb[o,i])·pw[o,i]·mask[o,i] + Σ_i base(x[b,i])·bw[o,i]·mask[o,i]
 // with post the circuit solver's output, computed here by the contracted solver (no (B, O, I)
 // tensor). Parameters carry `qkan`'s QKANLayer names and natural shapes, so a model trained

@@ -1,4 +1,4 @@
-// The QKAN circuit solver (QKAN.md §1-4): the plain solve, postacts[b,o,i] = φ_{o,i}(x[b,i]),
+// The QKAN circuit solver (docs/QKAN.md §1-4): the plain solve, postacts[b,o,i] = φ_{o,i}(x[b,i]),
 // and the contracted solve, y[b,o] = Σ_i postacts[b,o,i]·W[o,i], each with a first-order,
 // state-free backward.
 //

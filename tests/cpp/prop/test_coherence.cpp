@@ -1,4 +1,4 @@
-// PROPAGATION.md §5.8: the first-order coherence |g12(λ)| of the Dudley supercontinuum from 20
+// docs/PROPAGATION.md §5.8: the first-order coherence |g12(λ)| of the Dudley supercontinuum from 20
 // shot-noise members run as one lockstep batch (adaptive DP5(4)-IP, rtol 1e-6). About 6 min of
 // CPU (the batch steps at its largest member norm): label "slow".
 #include <gtest/gtest.h>

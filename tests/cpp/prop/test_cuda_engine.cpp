@@ -1,7 +1,7 @@
 // The CUDA engine against the CPU engine (label gpu: needs an NVIDIA GPU).
 //  - one trial, acceptance, dense output and measures of mixed batches (Raman or not, shock or
 //    not, windows, several tolerances and norms) for every scheme, float64 and float32;
-//  - whole runs: the Dudley case (PROPAGATION.md §5.7) adaptive and on a fixed RK4IP schedule,
+//  - whole runs: the Dudley case (docs/PROPAGATION.md §5.7) adaptive and on a fixed RK4IP schedule,
 //    on the cuFFT path and with the fused evaluation of N, and a 64-member shot-noise ensemble,
 //    CUDA runner against the CPU reference runner.
 #include <gtest/gtest.h>

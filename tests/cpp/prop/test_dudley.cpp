@@ -1,4 +1,4 @@
-// PROPAGATION.md §5.7: the Dudley–Genty–Coen supercontinuum (Rev. Mod. Phys. 78, 1135 (2006),
+// docs/PROPAGATION.md §5.7: the Dudley–Genty–Coen supercontinuum (Rev. Mod. Phys. 78, 1135 (2006),
 // Fig. 3), which is the configuration's default: 835 nm, sech of 50 fs FWHM at 10 kW, 0.15 m,
 // β2…β10, γ = 0.11 /W/m, Blow–Wood Raman, self-steepening, 2^13 points over 12.5 ps, 200
 // planes; adaptive DP5(4)-IP at rtol 1e-6. One run takes ~7 s of CPU (~2700 steps), so the

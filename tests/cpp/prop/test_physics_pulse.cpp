@@ -95,7 +95,7 @@ TEST(PhysicsPulse, ChirpKeepsTheIntensityAndBroadensTheSpectrum) {
 }
 
 TEST(PhysicsPulse, SolitonOrderOfTheDudleyCase) {
-  // PROPAGATION.md §5.7: 50 fs sech at 10 kW, γ = 0.11 /W/m, β2 = −11.830 ps²/km: N ≈ 8.7.
+  // docs/PROPAGATION.md §5.7: 50 fs sech at 10 kW, γ = 0.11 /W/m, β2 = −11.830 ps²/km: N ≈ 8.7.
   const Config c;
   EXPECT_NEAR(soliton_order(c.fibre, c.pulse), 8.65, 0.02);
   FibreConfig f = c.fibre;

@@ -1,4 +1,4 @@
-// Physics validation of the steppers and runners on the GNLSE (PROPAGATION.md §5, items 1–6).
+// Physics validation of the steppers and runners on the GNLSE (docs/PROPAGATION.md §5, items 1–6).
 //
 // Grids: these cases are single pulses of T0 = 100 fs in a 4 ps window at 1550 nm; 2^10 points
 // (dt = 3.9 fs) resolve their spectra (at most ~5/T0 wide for the N = 3 soliton and φ_max = 3.5π
