@@ -85,7 +85,8 @@ void fused_forward(const Problem& p, void* out);
 void fused_backward(const Problem& p, const void* grad_out, const GradPtrs& g);
 /// nullptr when the fused path implements p, else why not.
 const char* fused_unsupported(const Problem& p);
-/// The CUDA backend (src/qkan/cuda/fused.cu; src/qkan/no_cuda.cpp throws when CUDA is off).
+/// The CUDA backend (src/qkan/cuda/dispatch.cpp over the kernels of kernels.cuh, compiled per
+/// ansatz and dtype from instantiate.cu.in; src/qkan/no_cuda.cpp throws when CUDA is off).
 /// Launches on p.stream without synchronising or allocating.
 void cuda_forward(const Problem& p, void* out);
 void cuda_backward(const Problem& p, const void* grad_out, const GradPtrs& g);

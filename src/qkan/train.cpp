@@ -52,14 +52,6 @@ template <class Layers, class F> void for_trainable(const ModelOptions& o, Layer
 
 }  // namespace
 
-std::vector<std::string> formula_names() {
-  std::vector<std::string> out;
-  for (const Formula& f : kFormulas) out.push_back(f.name);
-  return out;
-}
-
-int formula_arity(std::string_view name) { return formula(name).arity; }
-
 Dataset make_dataset(std::string_view name, double lo, double hi, std::int64_t n_train, std::int64_t n_test,
                      std::uint64_t seed) {
   const Formula& f = formula(name);

@@ -19,10 +19,6 @@ struct Dataset {
 
 /// The built-in formulas, by name: "j0like" sin(20x)/(20x) (1 variable, the quick start's),
 /// "sin" sin(πx), "exp_sin" exp(sin(πx₀) + x₁²), "product" x₀·x₁, "sum_squares" Σ xᵢ².
-std::vector<std::string> formula_names();
-/// Number of input variables the formula takes.
-int formula_arity(std::string_view name);
-
 /// Inputs uniform in [lo, hi] per variable, labels the formula, from one seeded generator:
 /// the train rows first, then the test rows (as qkan.create_dataset draws them; the numbers
 /// differ from torch's generator).
