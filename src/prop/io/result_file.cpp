@@ -381,14 +381,16 @@ void write_result(const std::filesystem::path& path, const ResultData& data) {
 }
 
 std::vector<std::filesystem::path> roll_forward_staged(const std::vector<std::filesystem::path>& files) {
+  std::error_code ec;
+  const auto staged_exists = [&](const std::filesystem::path& f) { return std::filesystem::exists(staged_path(f), ec); };
+  if (std::none_of(files.begin(), files.end(), staged_exists)) return {};  // the usual case: nothing to read twice
   using Position = std::pair<std::int64_t, double>;  // accepted steps, z
   const auto position = [](const ResultData& d) { return Position{d.ledger.accepted_steps, d.ledger.z}; };
   std::vector<Position> committed;
   std::vector<std::optional<ResultData>> staged(files.size());
   for (std::size_t k = 0; k < files.size(); ++k) {
     committed.push_back(position(read_result(files[k])));
-    std::error_code ec;
-    if (!std::filesystem::exists(staged_path(files[k]), ec)) continue;
+    if (!staged_exists(files[k])) continue;
     try {
       staged[k] = read_result(staged_path(files[k]));
     } catch (const std::exception&) {
