@@ -109,6 +109,7 @@ struct Job {
   std::vector<fs::path> files;
   std::vector<Member> members;
   bool ensemble = false;  ///< shot-noise members of one configuration: a coherence figure too
+  bool files_written = false;  ///< every member's file holds its current state (a resumed job)
 };
 
 std::string file_stem(const std::string& base, const std::string& label) {
@@ -274,8 +275,9 @@ void run_batch(Job& job, const std::vector<std::size_t>& batch, const std::strin
 }
 
 /// Advances every member of the job to the end of its fibre, batch by batch. Every member's
-/// result file is written before the first batch starts, so a run stopped at any point (killed,
-/// out of memory, an error) leaves a valid, resumable file for every member. A batch whose
+/// result file is written before the first batch starts (a resumed job's files already are),
+/// so a run stopped at any point (killed, out of memory, an error) leaves a valid, resumable
+/// file for every member. A batch whose
 /// engine finds too little device memory (another process may hold it) is split in two and
 /// retried, down to one member; a batch that fails otherwise, or a member that does not fit
 /// alone, is reported after the other batches have run to their end.
@@ -295,7 +297,7 @@ void advance(Job& job, const RunFlags& flags) {
   for (const Member& m : job.members) all.push_back(&m);
   const auto batches = select_batch(all, static_cast<std::int64_t>(budget_mib * 1048576.0), engine_options);
   check_engine_options(engine_options);  // before any file is written: no batch could run
-  for (std::size_t k = 0; k < job.members.size(); ++k)
+  for (std::size_t k = 0; !job.files_written && k < job.members.size(); ++k)
     if (!job.members[k].finished()) write_result(job.files[k], result_of(job, k));
   g_interrupted.store(false);
   auto previous_int = std::signal(SIGINT, on_interrupt);
@@ -452,6 +454,7 @@ void resume_files(const std::vector<std::string>& files, const std::string& reci
     job.members.push_back(Member::resume(d.config, std::move(d.field_w), d.ledger, std::move(d.statistics),
                                          std::move(d.planes)));
   }
+  job.files_written = true;
   bool noise = job.members.size() > 1;
   for (const Member& m : job.members) noise = noise && m.config().pulse.shot_noise;
   job.ensemble = noise;

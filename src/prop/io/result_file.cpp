@@ -384,25 +384,34 @@ std::vector<std::filesystem::path> roll_forward_staged(const std::vector<std::fi
   std::error_code ec;
   const auto staged_exists = [&](const std::filesystem::path& f) { return std::filesystem::exists(staged_path(f), ec); };
   if (std::none_of(files.begin(), files.end(), staged_exists)) return {};  // the usual case: nothing to read twice
-  using Position = std::pair<std::int64_t, double>;  // accepted steps, z
-  const auto position = [](const ResultData& d) { return Position{d.ledger.accepted_steps, d.ledger.z}; };
+  // Where a file stands (accepted steps, z) and the configuration it runs: all a decision needs
+  // of a file, so that no file is read twice or held whole.
+  struct Position {
+    std::int64_t steps;
+    double z;
+    std::string config;
+    bool same_place(const Position& o) const { return steps == o.steps && z == o.z; }
+  };
+  const auto position = [](const ResultData& d) { return Position{d.ledger.accepted_steps, d.ledger.z, config_hash(d.config)}; };
   std::vector<Position> committed;
-  std::vector<std::optional<ResultData>> staged(files.size());
+  std::vector<std::optional<Position>> staged(files.size());
   for (std::size_t k = 0; k < files.size(); ++k) {
     committed.push_back(position(read_result(files[k])));
     if (!staged_exists(files[k])) continue;
     try {
-      staged[k] = read_result(staged_path(files[k]));
+      staged[k] = position(read_result(staged_path(files[k])));
     } catch (const std::exception&) {
       continue;  // incomplete: written when the kill came
     }
   }
   std::vector<std::filesystem::path> rolled;
   for (std::size_t k = 0; k < files.size(); ++k) {
-    if (!staged[k]) continue;
-    const Position at = position(*staged[k]);
-    if (!(at > committed[k]) || std::find(committed.begin(), committed.end(), at) == committed.end()) continue;
-    if (config_hash(read_result(files[k]).config) != config_hash(staged[k]->config)) continue;
+    if (!staged[k] || staged[k]->config != committed[k].config) continue;
+    const Position& at = *staged[k];
+    const bool ahead = std::pair(at.steps, at.z) > std::pair(committed[k].steps, committed[k].z);
+    const bool committed_elsewhere =
+        std::any_of(committed.begin(), committed.end(), [&](const Position& c) { return c.same_place(at); });
+    if (!ahead || !committed_elsewhere) continue;
     commit_result(files[k]);
     rolled.push_back(files[k]);
   }
