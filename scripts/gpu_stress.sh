@@ -8,11 +8,22 @@
 # The cases that take the device's memory on purpose (CudaMemoryExhausted) are left out too: the
 # copies beside them would run out of memory by design.
 #
-# Usage: bash scripts/gpu_stress.sh BUILD_DIR N ROUNDS RESULTS_DIR [SUITE...]
+# Usage: bash scripts/gpu_stress.sh [--together] [--seconds S] BUILD_DIR N ROUNDS RESULTS_DIR [SUITE...]
 #   SUITE: qkan, prop, faults, python (default: all); LOCKSTEP_PYTHON_TESTS overrides the pytest
 #   file list of the python suite.
+#   --together: each round starts the N copies of every suite at once (N × suites processes on
+#   the GPU), instead of one suite after the other.
+#   --seconds S: starts no round after S seconds (the rounds run are reported).
 # Prints one line per suite and round ("failed: K of N"), and a summary; exits 1 on any failure.
 set -uo pipefail
+TOGETHER=0 SECONDS_LIMIT=0
+while [[ "${1:-}" == --* ]]; do
+  case "$1" in
+    --together) TOGETHER=1; shift ;;
+    --seconds) SECONDS_LIMIT="$2"; shift 2 ;;
+    *) echo "unknown option $1" >&2; exit 2 ;;
+  esac
+done
 BUILD="$1"; N="$2"; ROUNDS="$3"; RESULTS="$4"; shift 4
 SUITES=("$@"); [[ ${#SUITES[@]} -gt 0 ]] || SUITES=(qkan prop faults python)
 mkdir -p "$RESULTS"
@@ -26,33 +37,47 @@ suite_command() {  # the command one copy of a suite runs
       local prop_faults="$BUILD/tests/cpp/prop/lockstep_prop_cuda_fault_tests"
       if [[ -x "$prop_faults" ]]; then echo "$prop_faults --gtest_filter=-CudaMemoryExhausted.* && $BUILD/tests/cpp/lockstep_cuda_fault_tests"
       else echo "$BUILD/tests/cpp/lockstep_cuda_fault_tests"; fi ;;
-    python) echo "$PY -m pytest -q -x -p no:cacheprovider ${LOCKSTEP_PYTHON_TESTS:-tests/python/test_cuda.py}" ;;
+    python) echo "$PY -m pytest -q -x -p no:cacheprovider --durations=15 ${LOCKSTEP_PYTHON_TESTS:-tests/python/test_cuda.py}" ;;
     *) echo "unknown suite $1" >&2; return 1 ;;
   esac
 }
 
-total_failed=0
-for suite in "${SUITES[@]}"; do
-  cmd="$(suite_command "$suite")" || exit 2
-  echo "== stress $suite: $N copies x $ROUNDS rounds of: $cmd"
-  for ((round = 1; round <= ROUNDS; round++)); do
-    t0=$SECONDS
-    pids=()
+# round SUITE...: one round of N copies of each suite, all started at once; counts the failures.
+round() {
+  local t0=$SECONDS suite copy cmd pids=() logs=() failed=0 i
+  for suite in "$@"; do
+    cmd="$(suite_command "$suite")" || exit 2
     for ((copy = 1; copy <= N; copy++)); do
-      bash -c "$cmd" >"$RESULTS/stress-$suite-r$round-c$copy.log" 2>&1 &
+      logs+=("$RESULTS/stress-$suite-r$r-c$copy.log")
+      bash -c "$cmd" >"${logs[-1]}" 2>&1 &
       pids+=($!)
     done
-    failed=0
-    for ((copy = 1; copy <= N; copy++)); do
-      if ! wait "${pids[$((copy - 1))]}"; then
-        failed=$((failed + 1))
-        echo "   round $round copy $copy FAILED; its failures:"
-        grep -E "^\[  FAILED  \]|FAILED|Error|error" "$RESULTS/stress-$suite-r$round-c$copy.log" | head -n 8 | sed 's/^/     /'
-      fi
-    done
-    echo "   $suite round $round: failed $failed of $N ($((SECONDS - t0)) s)"
-    total_failed=$((total_failed + failed))
+  done
+  for i in "${!pids[@]}"; do
+    if ! wait "${pids[$i]}"; then
+      failed=$((failed + 1))
+      echo "   ${logs[$i]} FAILED; its failures:"
+      grep -E "^\[  FAILED  \]|FAILED|Error|error" "${logs[$i]}" | head -n 8 | sed 's/^/     /'
+    fi
+  done
+  echo "   $* round $r: failed $failed of $((N * $#)) ($((SECONDS - t0)) s)"
+  total_failed=$((total_failed + failed))
+}
+
+total_failed=0 rounds_run=0
+GROUPS_RUN=()
+if ((TOGETHER)); then GROUPS_RUN=("${SUITES[*]}"); else GROUPS_RUN=("${SUITES[@]}"); fi
+for group in "${GROUPS_RUN[@]}"; do
+  read -ra members <<<"$group"
+  for suite in "${members[@]}"; do echo "== stress $suite: $N copies of: $(suite_command "$suite")"; done
+  for ((r = 1; r <= ROUNDS; r++)); do
+    if ((SECONDS_LIMIT > 0 && SECONDS >= SECONDS_LIMIT)); then
+      echo "   stopped after $((r - 1)) rounds of $ROUNDS: the $SECONDS_LIMIT s given are over"
+      break
+    fi
+    round "${members[@]}"
+    rounds_run=$((rounds_run + 1))
   done
 done
-echo "== stress: $total_failed failed copies in all"
+echo "== stress: $total_failed failed copies in all, $rounds_run rounds"
 [[ $total_failed == 0 ]]

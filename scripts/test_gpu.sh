@@ -12,7 +12,8 @@
 #   4. runs the Python tests (tests/python: test_cuda.py and test_cuda_faults.py included)
 #      against that build;
 #   5. contention: every GPU test binary and test_cuda.py as N concurrent copies on the one GPU,
-#      ROUNDS times (scripts/gpu_stress.sh; default 8 copies x 5 rounds);
+#      all of them at once, ROUNDS times (scripts/gpu_stress.sh --together; default 8 copies x 5
+#      rounds);
 #   6. runs the GPU benchmarks (bench/qkan_cuda.py; bench/prop_cuda.cpp with the propagation
 #      engine), unless LOCKSTEP_SKIP_BENCH=1.
 # Usage: bash scripts/test_gpu.sh [--stress N ROUNDS] [RESULTS_DIR]
@@ -83,7 +84,7 @@ fi
 step pytest "$PY" -X faulthandler -m pytest -v -ra tests/python
 if (( STRESS_COPIES > 0 && STRESS_ROUNDS > 0 )); then
   SUITES=(qkan faults python); [[ "${LOCKSTEP_PROP:-ON}" == ON ]] && SUITES=(qkan prop faults python)
-  step stress bash scripts/gpu_stress.sh "$BUILD" "$STRESS_COPIES" "$STRESS_ROUNDS" "$RESULTS/stress" "${SUITES[@]}"
+  step stress bash scripts/gpu_stress.sh --together "$BUILD" "$STRESS_COPIES" "$STRESS_ROUNDS" "$RESULTS/stress" "${SUITES[@]}"
   grep -E "round|stress:" "$RESULTS/stress.log"
 fi
 if [[ "${LOCKSTEP_SKIP_BENCH:-0}" != 1 ]]; then
