@@ -12,7 +12,8 @@
 #   SUITE: qkan, prop, faults, python (default: all); LOCKSTEP_PYTHON_TESTS overrides the pytest
 #   file list of the python suite.
 #   --together: each round starts the N copies of every suite at once (N × suites processes on
-#   the GPU), instead of one suite after the other.
+#   the GPU), instead of one suite after the other: harsher, and slower on a 16-core host (one
+#   round of 8 copies of the four suites, 32 processes, ran past 530 s on an H100 host).
 #   --seconds S: starts no round after S seconds (the rounds run are reported).
 # Prints one line per suite and round ("failed: K of N"), and a summary; exits 1 on any failure.
 set -uo pipefail

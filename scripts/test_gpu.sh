@@ -12,7 +12,7 @@
 #   4. runs the Python tests (tests/python: test_cuda.py and test_cuda_faults.py included)
 #      against that build;
 #   5. contention: every GPU test binary and test_cuda.py as N concurrent copies on the one GPU,
-#      all of them at once, ROUNDS times (scripts/gpu_stress.sh --together; default 8 copies x 5
+#      one suite after the other, ROUNDS times (scripts/gpu_stress.sh; default 8 copies x 5
 #      rounds);
 #   6. runs the GPU benchmarks (bench/qkan_cuda.py; bench/prop_cuda.cpp with the propagation
 #      engine), unless LOCKSTEP_SKIP_BENCH=1.
@@ -21,7 +21,8 @@
 #   LOCKSTEP_SKIP=name,name: leaves those steps out (e.g. ctest in a second session on one build).
 # Dependencies that are not installed system-wide (Highway, GoogleTest) can be given through
 # CMAKE_PREFIX_PATH; cuFFTDx (the fused evaluation of N) through LOCKSTEP_MATHDX_ROOT, the folder
-# of nvidia-mathdx's include/ (found in the project venv without it). Exits non-zero if any step failed, after running them all.
+# of nvidia-mathdx's include/ (without it, the nvidia-mathdx that $PYTHON imports), or the mathdx
+# CMake package in CMAKE_PREFIX_PATH. Exits non-zero if any step failed, after running them all.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -49,7 +50,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader ||
 GEN=(); command -v ninja >/dev/null && GEN=(-G Ninja)
 step configure cmake -S . -B "$BUILD" "${GEN[@]}" -DLOCKSTEP_CUDA=ON -DLOCKSTEP_TESTS=ON -DLOCKSTEP_PROP="${LOCKSTEP_PROP:-ON}" \
   -DLOCKSTEP_PYTHON=ON -DLOCKSTEP_APPS=ON -DPython_EXECUTABLE="$(command -v "$PY")" \
-  -DLOCKSTEP_MATHDX_ROOT="${LOCKSTEP_MATHDX_ROOT:-}"
+  -DLOCKSTEP_MATHDX_ROOT="${LOCKSTEP_MATHDX_ROOT:-$("$PY" -c 'import nvidia.mathdx as m; print(m.__path__[0])' 2>/dev/null)}"
 step build cmake --build "$BUILD" -j"$(nproc)"
 [[ $status == 0 ]] || exit 1
 # The extension next to the package sources, so `import lockstep` finds this build.
@@ -84,7 +85,7 @@ fi
 step pytest "$PY" -X faulthandler -m pytest -v -ra tests/python
 if (( STRESS_COPIES > 0 && STRESS_ROUNDS > 0 )); then
   SUITES=(qkan faults python); [[ "${LOCKSTEP_PROP:-ON}" == ON ]] && SUITES=(qkan prop faults python)
-  step stress bash scripts/gpu_stress.sh --together "$BUILD" "$STRESS_COPIES" "$STRESS_ROUNDS" "$RESULTS/stress" "${SUITES[@]}"
+  step stress bash scripts/gpu_stress.sh "$BUILD" "$STRESS_COPIES" "$STRESS_ROUNDS" "$RESULTS/stress" "${SUITES[@]}"
   grep -E "round|stress:" "$RESULTS/stress.log"
 fi
 if [[ "${LOCKSTEP_SKIP_BENCH:-0}" != 1 ]]; then
@@ -92,7 +93,7 @@ if [[ "${LOCKSTEP_SKIP_BENCH:-0}" != 1 ]]; then
   tail -n 40 "$RESULTS/bench.log"
   if [[ "${LOCKSTEP_PROP:-ON}" == ON ]]; then
     step bench-prop-build cmake --build "$BUILD" --target lockstep_prop_cuda_bench
-    step bench-prop "$BUILD/src/prop/lockstep_prop_cuda_bench" "$RESULTS/prop_cuda.json"
+    step bench-prop "$BUILD/bench/lockstep_prop_cuda_bench" "$RESULTS/prop_cuda.json"
     tail -n 15 "$RESULTS/bench-prop.log"
   fi
 fi

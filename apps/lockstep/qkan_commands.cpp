@@ -4,13 +4,12 @@
 //   eval   a model file and inputs -> outputs; with --targets, also the loss and, with
 //          --gradients, its gradient with respect to every parameter (safetensors)
 //   bench  times the model's forward, forward + backward and a training step
-// Each runs on the CPU or, with --device cuda, on a CUDA device (CudaModel).
+// Each runs on the CPU or, with --device cuda, on a CUDA device (the model's engine, model_engine.hpp).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <iomanip>
 #include <iostream>
-#include <optional>
 #include <sstream>
 #include <string>
 
@@ -21,7 +20,7 @@
 #include "lockstep/core/npy.hpp"
 #include "lockstep/core/parallel.hpp"
 #include "lockstep/core/safetensors.hpp"
-#include "lockstep/qkan/cuda_model.hpp"
+#include "lockstep/qkan/model_engine.hpp"
 #include "lockstep/qkan/model.hpp"
 #include "lockstep/qkan/optim.hpp"
 #include "lockstep/qkan/plots.hpp"
@@ -327,13 +326,10 @@ void run_eval(const EvalArgs& a) {
   // Every tensor the loss depends on gets its gradient, whatever trains in a fit.
   if (!a.targets.empty())
     model.options.ba_trainable = model.options.postact_weight_trainable = model.options.postact_bias_trainable = true;
-  std::optional<qkan::CudaModel> cuda;
-  qkan::CudaBatch rows;
-  if (parse_device(a.device) == Device::cuda) {
-    cuda.emplace(model);
-    cuda->load(rows, x.values, B);
-  }
-  const std::vector<double> y = cuda ? cuda->forward(rows) : qkan::forward(model, x.values, B);
+  const auto engine = qkan::make_model_engine(model, parse_device(a.device));
+  const auto rows = engine->make_rows();
+  engine->load(*rows, x.values, B);
+  const std::vector<double> y = engine->forward(*rows);
   save_rows(a.output, y, B, model.widths.back(), x.stored);
   std::cerr << "qkan eval: " << B << " rows through widths [";
   for (std::size_t k = 0; k < model.widths.size(); ++k) std::cerr << (k ? ", " : "") << model.widths[k];
@@ -344,15 +340,9 @@ void run_eval(const EvalArgs& a) {
   const std::int64_t want = kind == qkan::Loss::mse ? model.widths.back() : 1;
   if (t.n != B || t.cols != want)
     invalid_argument("qkan eval", a.targets, " has ", t.n, "x", t.cols, " values; expected ", B, "x", want, " for ", a.loss);
-  std::vector<qkan::LayerParams> g;
-  double value = 0;
-  if (cuda) {
-    cuda->load(rows, x.values, B, t.values, kind);
-    value = cuda->loss_and_gradient(rows);
-    g = cuda->gradient();
-  } else {
-    value = qkan::loss_and_gradient(model, x.values, t.values, B, kind, g);
-  }
+  engine->load(*rows, x.values, B, t.values, kind);
+  const double value = engine->loss_and_gradient(*rows);
+  const std::vector<qkan::LayerParams>& g = engine->gradient();
   std::cout << std::setprecision(17) << "loss " << value << "\n";
   if (!a.gradients.empty()) {
     safetensors::save(a.gradients, gradient_file(model, g, value, a.loss));
@@ -403,33 +393,18 @@ void run_bench(const BenchArgs& a) {
   for (std::size_t k = 0; k + 1 < widths.size(); ++k) circuits += B * widths[k] * widths[k + 1];
   double sink = 0;  // keeps the results alive
   std::vector<Timing> rows;
-  if (parse_device(a.device) == Device::cuda) {
-    // Each call returns once its result is on the host (forward's outputs, the loss); an Adam
-    // step is queued, and the next call waits for it.
-    qkan::CudaModel cuda(model);
-    qkan::CudaBatch batch;
-    cuda.load(batch, x, B, t);
-    qkan::CudaAdam adam(cuda, qkan::AdamOptions{});
-    rows.push_back(time_calls("forward", a.warmup, a.repeats, [&] { sink += cuda.forward(batch)[0]; }));
-    rows.push_back(time_calls("forward+backward", a.warmup, a.repeats, [&] { sink += cuda.loss_and_gradient(batch); }));
-    rows.push_back(time_calls("training step (Adam)", a.warmup, a.repeats, [&] {
-      sink += cuda.loss_and_gradient(batch);
-      adam.step(cuda);
-    }));
-  } else {
-    qkan::Workspace ws;
-    std::vector<qkan::LayerParams> g;
-    std::vector<double> params = qkan::trainable_values(model);
-    qkan::Adam adam(params.size(), qkan::AdamOptions{});
-    rows.push_back(time_calls("forward", a.warmup, a.repeats, [&] { sink += qkan::forward(model, x, B, &ws)[0]; }));
-    rows.push_back(time_calls("forward+backward", a.warmup, a.repeats,
-                              [&] { sink += qkan::loss_and_gradient(model, x, t, B, qkan::Loss::mse, g, &ws); }));
-    rows.push_back(time_calls("training step (Adam)", a.warmup, a.repeats, [&] {
-      sink += qkan::loss_and_gradient(model, x, t, B, qkan::Loss::mse, g, &ws);
-      adam.step(params, qkan::trainable_gradient(model, g));
-      qkan::set_trainable_values(model, params);
-    }));
-  }
+  // Each call returns once its result is on the host (forward's outputs, the loss); on CUDA an
+  // Adam step is queued, and the next call waits for it.
+  const auto engine = qkan::make_model_engine(model, parse_device(a.device));
+  const auto batch = engine->make_rows();
+  engine->load(*batch, x, B, t);
+  const auto adam = engine->make_adam(qkan::AdamOptions{});
+  rows.push_back(time_calls("forward", a.warmup, a.repeats, [&] { sink += engine->forward(*batch)[0]; }));
+  rows.push_back(time_calls("forward+backward", a.warmup, a.repeats, [&] { sink += engine->loss_and_gradient(*batch); }));
+  rows.push_back(time_calls("training step (Adam)", a.warmup, a.repeats, [&] {
+    sink += engine->loss_and_gradient(*batch);
+    adam->step();
+  }));
   if (!std::isfinite(sink)) runtime_failure("qkan bench", "the benchmark's results are not finite");
 
   std::cout << "qkan bench: widths " << a.widths << ", batch " << B << ", reps " << a.reps << ", " << a.flags.ansatz << ", "

@@ -1,5 +1,7 @@
-# PNG figures in lockstep_core (src/core/plot.cpp): zlib compresses the image data; the PNG
-# chunks and the bitmap font (src/core/plot_font.hpp) are lockstep's own.
+# lockstep_plot: PNG figures (src/core/plot.cpp) for the programs that draw them (the lockstep
+# CLI); the engines do not link it. zlib compresses the image data; the PNG chunks and the
+# bitmap font (src/core/plot_font.hpp) are lockstep's own (docs/ARCHITECTURE.md says why).
 find_package(ZLIB REQUIRED)
-target_sources(lockstep_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/plot.cpp)
-target_link_libraries(lockstep_core PRIVATE ZLIB::ZLIB)
+add_library(lockstep_plot STATIC ${CMAKE_CURRENT_LIST_DIR}/plot.cpp)
+target_link_libraries(lockstep_plot PUBLIC lockstep_core PRIVATE ZLIB::ZLIB)
+target_link_libraries(lockstep_plot PRIVATE lockstep_warnings)

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "lockstep/core/error.hpp"
+#include "pointwise.hpp"
 
 namespace lockstep::prop {
 
@@ -18,17 +19,15 @@ double error_norm(const ErrorControl& control, const std::complex<double>* err,
         a2 += std::norm(y0[i]);
         b2 += std::norm(y1[i]);
       }
-      const double scale = std::max({std::sqrt(a2), std::sqrt(b2), control.atol});
-      return std::sqrt(e2) / (control.rtol * scale);
+      return pointwise::weak_norm(e2, a2, b2, control.rtol, control.atol);
     }
     case ErrorNorm::max:
     case ErrorNorm::rms: {
       double largest = 0, sum = 0;
       bool finite = true;
       for (std::int64_t i = 0; i < n; ++i) {
-        const double scale =
-            control.atol + control.rtol * std::max(std::abs(y0[i]), std::abs(y1[i]));
-        const double r = std::abs(err[i]) / scale;
+        const double r =
+            pointwise::scaled_error(std::norm(err[i]), std::norm(y0[i]), std::norm(y1[i]), control.rtol, control.atol);
         finite = finite && std::isfinite(r);
         largest = std::max(largest, r);
         sum += r * r;

@@ -4,12 +4,13 @@
 #include <cmath>
 
 #include "lockstep/core/error.hpp"
+#include "pointwise.hpp"
 
 namespace lockstep::prop {
 
 namespace {
 
-double power(const std::complex<double>& v) { return v.real() * v.real() + v.imag() * v.imag(); }
+double power(const std::complex<double>& v) { return pointwise::intensity(v.real(), v.imag()); }
 
 }  // namespace
 
@@ -22,14 +23,14 @@ double energy_of_field(const std::complex<double>* field, const Grid& grid) {
 double energy_of_spectrum(const std::complex<double>* spectrum, const Grid& grid) {
   double sum = 0;
   for (std::int64_t k = 0; k < grid.size(); ++k) sum += power(spectrum[k]);
-  return sum * grid.dt() / static_cast<double>(grid.size());
+  return pointwise::energy_from(sum, static_cast<double>(grid.size()), grid.dt());
 }
 
 double photon_number(const std::complex<double>* spectrum, const Grid& grid) {
   double sum = 0;
   for (std::int64_t k = 0; k < grid.size(); ++k)
-    sum += power(spectrum[k]) / (grid.omega0() + grid.omega()[static_cast<std::size_t>(k)]);
-  return sum * grid.dt() / (static_cast<double>(grid.size()) * kHbar);
+    sum += pointwise::photons_at(power(spectrum[k]), grid.omega0(), grid.omega()[static_cast<std::size_t>(k)]);
+  return pointwise::photons_from(sum, static_cast<double>(grid.size()), grid.dt(), kHbar);
 }
 
 double peak_power(const std::complex<double>* field, const Grid& grid) {
@@ -39,14 +40,13 @@ double peak_power(const std::complex<double>* field, const Grid& grid) {
 }
 
 double spectral_centroid(const std::complex<double>* spectrum, const Grid& grid) {
-  // Δω weighted, ω0 added after: the sum of the offsets keeps its digits.
   double weighted = 0, total = 0;
   for (std::int64_t k = 0; k < grid.size(); ++k) {
     const double p = power(spectrum[k]);
     weighted += p * grid.omega()[static_cast<std::size_t>(k)];
     total += p;
   }
-  return total > 0 ? grid.omega0() + weighted / total : grid.omega0();
+  return pointwise::centroid_from(total, weighted, grid.omega0());
 }
 
 FieldMeasures measure(const std::complex<double>* spectrum, const Grid& grid, SpectralTransform& transform,

@@ -7,6 +7,7 @@
 #include "lockstep/core/error.hpp"
 #include "lockstep/core/parallel.hpp"
 #include "lockstep/prop/transform.hpp"
+#include "pointwise.hpp"
 
 namespace lockstep::prop {
 
@@ -34,7 +35,7 @@ std::int64_t padded(std::int64_t n) { return (n + 7) / 8 * 8; }
 LOCKSTEP_PASS void kerr_pass(double* a, std::int64_t n, double scale) {
   for (std::int64_t j = 0; j < n; ++j) {
     const double re = a[2 * j], im = a[2 * j + 1];
-    const double g = (re * re + im * im) * scale;
+    const double g = pointwise::kerr_raman_factor(pointwise::intensity(re, im), scale, 0.0, 0.0);
     a[2 * j] = re * g;
     a[2 * j + 1] = im * g;
   }
@@ -42,23 +43,19 @@ LOCKSTEP_PASS void kerr_pass(double* a, std::int64_t n, double scale) {
 
 /// r_j ← |a_j|²
 LOCKSTEP_PASS void intensity_pass(const double* a, double* r, std::int64_t n) {
-  for (std::int64_t j = 0; j < n; ++j) r[j] = a[2 * j] * a[2 * j] + a[2 * j + 1] * a[2 * j + 1];
+  for (std::int64_t j = 0; j < n; ++j) r[j] = pointwise::intensity(a[2 * j], a[2 * j + 1]);
 }
 
 /// x_k ← x_k · conj(y_k)
 LOCKSTEP_PASS void multiply_conj_pass(double* x, const double* y, std::int64_t n) {
-  for (std::int64_t k = 0; k < n; ++k) {
-    const double xr = x[2 * k], xi = x[2 * k + 1], yr = y[2 * k], yi = y[2 * k + 1];
-    x[2 * k] = xr * yr + xi * yi;
-    x[2 * k + 1] = xi * yr - xr * yi;
-  }
+  for (std::int64_t k = 0; k < n; ++k) pointwise::multiply_conj(x[2 * k], x[2 * k + 1], y[2 * k], y[2 * k + 1]);
 }
 
 /// a_j ← a_j · (kerr·|a_j|² + raman·r_j)
 LOCKSTEP_PASS void kerr_raman_pass(double* a, const double* r, std::int64_t n, double kerr, double raman) {
   for (std::int64_t j = 0; j < n; ++j) {
     const double re = a[2 * j], im = a[2 * j + 1];
-    const double g = kerr * (re * re + im * im) + raman * r[j];
+    const double g = pointwise::kerr_raman_factor(pointwise::intensity(re, im), kerr, raman, r[j]);
     a[2 * j] = re * g;
     a[2 * j + 1] = im * g;
   }
@@ -66,10 +63,7 @@ LOCKSTEP_PASS void kerr_raman_pass(double* a, const double* r, std::int64_t n, d
 
 /// out_k ← i·g_k · a_k (g real: γ times the shock factor)
 LOCKSTEP_PASS void factor_pass(const double* a, const double* g, double* out, std::int64_t n) {
-  for (std::int64_t k = 0; k < n; ++k) {
-    out[2 * k] = -g[k] * a[2 * k + 1];
-    out[2 * k + 1] = g[k] * a[2 * k];
-  }
+  for (std::int64_t k = 0; k < n; ++k) pointwise::times_i(a[2 * k], a[2 * k + 1], g[k], out[2 * k], out[2 * k + 1]);
 }
 
 double* re_im(std::complex<double>* p) { return reinterpret_cast<double*>(p); }
@@ -155,9 +149,8 @@ void NonlinearBatch::evaluate_member(const MemberPhysics& p, const std::complex<
   if (!p.has_raman()) {
     kerr_pass(re_im(a), n_, 1.0 / n3);  // A|A|² = a|a|²/n³
   } else {
-    // The intensity is real: its convolution runs through FFTW's real transforms, whose
-    // forward sign is e^{−i}. For real r and real weights that spectrum is the conjugate of the
-    // convention's, so the product takes conj(H_R); the result is the same circular convolution.
+    // The intensity is real: its convolution runs through FFTW's real transforms
+    // (pointwise::multiply_conj says why the product takes conj(H_R)).
     intensity_pass(re_im(a), rows.r, n_);                                                // r = n²|A|²
     fftw_execute_dft_r2c(plan(intensity_forward_), rows.r, as_fftw(rows.h));
     multiply_conj_pass(re_im(rows.h), re_im(p.raman_spectrum.data()), n_ / 2 + 1);

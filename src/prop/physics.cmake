@@ -14,13 +14,5 @@ target_sources(lockstep_prop PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/measures.cpp
 )
 target_link_libraries(lockstep_prop PRIVATE PkgConfig::FFTW3)
-
-# bench/prop_rhs.cpp: one nonlinear evaluation against its bare transforms (not built by
-# default: `cmake --build <dir> --target lockstep_prop_rhs_bench`). FFTW's threads library only
-# for its comparison of threading strategies.
+# FFTW's threads library, for bench/prop_rhs.cpp's comparison of threading strategies only.
 find_library(LOCKSTEP_FFTW3_THREADS fftw3_threads HINTS ${FFTW3_LIBRARY_DIRS})
-if(LOCKSTEP_FFTW3_THREADS)
-  add_executable(lockstep_prop_rhs_bench EXCLUDE_FROM_ALL ${PROJECT_SOURCE_DIR}/bench/prop_rhs.cpp)
-  target_link_libraries(lockstep_prop_rhs_bench PRIVATE lockstep_prop PkgConfig::FFTW3 ${LOCKSTEP_FFTW3_THREADS})
-  target_compile_options(lockstep_prop_rhs_bench PRIVATE -Wall -Wextra)
-endif()

@@ -1,3 +1,7 @@
+// The CPU model's evaluation (model.hpp): a batch split into row chunks on threads, each chunk
+// through every layer (the contracted solver, the layer sums, the base activations) and back;
+// losses and gradients summed in a fixed order. Files: model_files.cpp; the losses' checks:
+// model_loss.cpp; the activations: activation.cpp.
 #include "lockstep/qkan/model.hpp"
 
 #include <algorithm>
@@ -10,57 +14,15 @@
 #include "lockstep/core/error.hpp"
 #include "lockstep/core/parallel.hpp"
 #include "src/qkan/activation_math.hpp"
+#include "src/qkan/loss_math.hpp"
 
 namespace lockstep::qkan {
 
-using lockstep::to_string;
-
 namespace {
-
 constexpr std::string_view kWhere = "qkan.model";
-
-/// The values of `name`, which must have shape `want` and finite values.
-std::vector<double> take(const safetensors::File& f, const std::string& name, const Shape& want) {
-  const auto it = f.tensors.find(name);
-  if (it == f.tensors.end()) invalid_argument(kWhere, "the model file has no tensor '", name, "'");
-  if (it->second.shape != want)
-    invalid_argument(kWhere, "'", name, "' has shape ", to_string(it->second.shape), ", expected ", to_string(want));
-  std::vector<double> v = safetensors::to_values<double>(it->second, name);
-  for (std::size_t k = 0; k < v.size(); ++k)
-    if (!std::isfinite(v[k])) invalid_argument(kWhere, "'", name, "' holds a non-finite value (", v[k], ") at index ", k);
-  return v;
-}
-
 }  // namespace
 
-Activation parse_activation(std::string_view name) {
-  if (name == "silu") return Activation::silu;
-  if (name == "gelu") return Activation::gelu;
-  if (name == "relu") return Activation::relu;
-  if (name == "tanh") return Activation::tanh;
-  if (name == "sigmoid") return Activation::sigmoid;
-  invalid_argument(kWhere, "unknown base activation '", name, "'; supported: silu, gelu, relu, tanh, sigmoid");
-}
-
-const char* to_string(Activation a) {
-  switch (a) {
-    case Activation::silu: return "silu";
-    case Activation::gelu: return "gelu";
-    case Activation::relu: return "relu";
-    case Activation::tanh: return "tanh";
-    case Activation::sigmoid: return "sigmoid";
-  }
-  invalid_argument(kWhere, "unknown activation value");
-}
-
 using detail::with_activation;
-
-double activate(Activation a, double x) {
-  return with_activation(a, [x](auto act) {
-    double unused = 0;
-    return detail::activate_one<decltype(act)::value, false>(x, unused);
-  });
-}
 
 /// What the evaluations keep between calls (see Workspace): buffers in the compute precision T.
 template <class T> struct Buffers {
@@ -129,14 +91,6 @@ void check_batch(const Model& m, std::span<const double> x, std::int64_t B) {
     invalid_argument(kWhere, "x has ", x.size(), " values, expected B·", m.widths[0], " = ", B * m.widths[0]);
   if (m.options.compute != DType::f32 && m.options.compute != DType::f64)
     invalid_argument(kWhere, "unknown compute precision");
-}
-
-void check_targets(const Model& m, std::span<const double> t, std::int64_t B, Loss kind) {
-  const std::int64_t O = m.widths.back();
-  if (kind == Loss::mse && static_cast<std::int64_t>(t.size()) != B * O)
-    invalid_argument(kWhere, "mse targets have ", t.size(), " values, expected B·O = ", B * O);
-  if (kind == Loss::cross_entropy && static_cast<std::int64_t>(t.size()) != B)
-    invalid_argument(kWhere, "cross-entropy targets have ", t.size(), " values, expected B = ", B);
 }
 
 template <class T> void convert(const std::vector<double>& from, std::vector<T>& to) { to.assign(from.begin(), from.end()); }
@@ -255,42 +209,23 @@ void chunk_forward(const Model& m, const Buffers<T>& buf, typename Buffers<T>::C
   }
 }
 
-/// One row's loss term (mse: Σ_o (y − t)²; cross-entropy: −log softmax(y)[t]) in double and,
-/// when gy is given, its gradient divided by `n` (the loss is the terms' sum over n).
+/// One row's loss term (loss_math.hpp); check_targets checked the cross-entropy's class index.
 template <class T>
-double row_loss(const T* y, const double* t, std::int64_t O, Loss kind, double n, T* gy, std::int64_t row) {
-  if (kind == Loss::mse) {
-    const double slope = 2 / n;
-    double s = 0;
-    for (std::int64_t o = 0; o < O; ++o) {
-      const double d = double(y[o]) - t[o];
-      s += d * d;
-      if (gy) gy[o] = static_cast<T>(slope * d);
-    }
-    return s;
-  }
-  const double c = t[0];
-  if (!(c >= 0 && c < double(O) && c == std::floor(c)))
-    invalid_argument(kWhere, "cross-entropy target ", c, " of row ", row, " is not a class index in [0, ", O, ")");
-  const std::int64_t target = static_cast<std::int64_t>(c);
-  const double mx = *std::max_element(y, y + O);
-  double z = 0;
-  for (std::int64_t o = 0; o < O; ++o) z += std::exp(double(y[o]) - mx);
-  if (gy)
-    for (std::int64_t o = 0; o < O; ++o) gy[o] = static_cast<T>((std::exp(double(y[o]) - mx) / z - (o == target ? 1 : 0)) / n);
-  return mx + std::log(z) - double(y[target]);
+double row_loss(const T* y, const double* t, std::int64_t O, Loss kind, double n, T* gy) {
+  if (kind == Loss::mse) return detail::mse_row<T>(y, t, O, n, gy);
+  return detail::cross_entropy_row<T>(y, static_cast<std::int64_t>(t[0]), O, n, gy);
 }
 
 /// row_loss over `rows` rows of outputs y and targets t into terms[0, rows) and gy, the loss
 /// kind decided once for the chunk rather than per row.
 template <class T>
-void chunk_loss(const T* y, const double* t, std::int64_t rows, std::int64_t O, Loss kind, double n, T* gy, double* terms,
-                std::int64_t first_row) {
+void chunk_loss(const T* y, const double* t, std::int64_t rows, std::int64_t O, Loss kind, double n, T* gy,
+                double* terms) {
   if (kind == Loss::mse) {
-    for (std::int64_t b = 0; b < rows; ++b) terms[b] = row_loss<T>(y + b * O, t + b * O, O, Loss::mse, n, gy + b * O, first_row + b);
+    for (std::int64_t b = 0; b < rows; ++b) terms[b] = row_loss<T>(y + b * O, t + b * O, O, Loss::mse, n, gy + b * O);
   } else {
     for (std::int64_t b = 0; b < rows; ++b)
-      terms[b] = row_loss<T>(y + b * O, t + b, O, Loss::cross_entropy, n, gy + b * O, first_row + b);
+      terms[b] = row_loss<T>(y + b * O, t + b, O, Loss::cross_entropy, n, gy + b * O);
   }
 }
 
@@ -423,7 +358,7 @@ double loss_and_gradient_in(const Model& m, std::span<const double> x, std::span
     const T* x0 = batch_rows<T>(ws, x, r0, I);
     chunk_forward<T>(m, buf, ch, x0, rows, base0_valid, true);
     ch.gy.resize(rows * O);
-    chunk_loss<T>(ch.out.back().data(), targets.data() + r0 * tcols, rows, O, kind, n, ch.gy.data(), ws.row_loss.data() + r0, r0);
+    chunk_loss<T>(ch.out.back().data(), targets.data() + r0 * tcols, rows, O, kind, n, ch.gy.data(), ws.row_loss.data() + r0);
     chunk_backward<T>(m, buf, ch, x0, rows);
   });
   cache_filled(ws);
@@ -440,12 +375,6 @@ Options solver_options(const Model& m) {
   opt.preacts_trainable = m.options.preacts_trainable;
   opt.fast_measure = m.options.fast_measure;
   return opt;
-}
-
-Loss parse_loss(std::string_view name) {
-  if (name == "mse") return Loss::mse;
-  if (name == "cross_entropy" || name == "ce") return Loss::cross_entropy;
-  invalid_argument(kWhere, "unknown loss '", name, "'; supported: mse, cross_entropy");
 }
 
 std::vector<double> forward(const Model& m, std::span<const double> x, std::int64_t B, Workspace* workspace) {
@@ -465,7 +394,7 @@ double loss(const Model& m, std::span<const double> x, std::span<const double> t
   const std::int64_t O = m.widths.back(), tcols = kind == Loss::mse ? O : 1;
   std::vector<double>& terms = ws.state().row_loss;
   for (std::int64_t b = 0; b < B; ++b)
-    terms[b] = row_loss<double>(y.data() + b * O, targets.data() + b * tcols, O, kind, 1, nullptr, b);
+    terms[b] = row_loss<double>(y.data() + b * O, targets.data() + b * tcols, O, kind, 1, nullptr);
   return sum_of_terms(terms, loss_normaliser(m, B, kind));
 }
 
@@ -500,115 +429,6 @@ std::vector<double> edge_functions(const Model& m, std::size_t layer, std::span<
     }
   }
   return post;
-}
-
-Model from_safetensors(const safetensors::File& f, const ModelOptions& options) {
-  Model m;
-  m.options = options;
-  for (std::size_t k = 0;; ++k) {
-    const std::string p = "layers." + std::to_string(k) + ".";
-    const auto theta = f.tensors.find(p + "theta");
-    if (theta == f.tensors.end()) break;
-    const Shape& ts = theta->second.shape;
-    if (ts.size() != 4)
-      invalid_argument(kWhere, "'", p, "theta' has shape ", to_string(ts),
-                       "; expected the natural (out, in, R', k) (grouped θ is not supported in model files)");
-    const std::int64_t O = ts[0], I = ts[1];
-    const auto pre = f.tensors.find(p + "preacts_weight");
-    if (pre == f.tensors.end()) invalid_argument(kWhere, "the model file has no tensor '", p, "preacts_weight'");
-    if (pre->second.shape.size() != 3 || pre->second.shape[2] < 1)
-      invalid_argument(kWhere, "'", p, "preacts_weight' has shape ", to_string(pre->second.shape), ", expected (out, in, reps)");
-    const int reps = static_cast<int>(pre->second.shape[2]);
-    if (k == 0) {
-      m.reps = reps;
-      m.widths.push_back(I);
-    } else if (reps != m.reps) {
-      invalid_argument(kWhere, "'", p, "preacts_weight' has ", reps, " reps but layer 0 has ", m.reps);
-    } else if (I != m.widths.back()) {
-      invalid_argument(kWhere, "layer ", k, " takes ", I, " inputs but layer ", k - 1, " gives ", m.widths.back());
-    }
-    LayerParams L;
-    L.in = I, L.out = O;
-    L.theta = take(f, p + "theta", {O, I, theta_rows(options.ansatz, reps), theta_cols(options.ansatz)});
-    L.preacts_weight = take(f, p + "preacts_weight", {O, I, reps});
-    L.preacts_bias = take(f, p + "preacts_bias", {O, I, reps});
-    L.base_weight = take(f, p + "base_weight", {O, I});
-    L.postact_weights = take(f, p + "postact_weights", {O, I});
-    L.postact_bias = take(f, p + "postact_bias", {O, I});
-    L.mask = take(f, p + "mask", {O, I});
-    m.widths.push_back(O);
-    m.layers.push_back(std::move(L));
-  }
-  if (m.layers.empty()) invalid_argument(kWhere, "the model file has no 'layers.0.theta'");
-  // Strict, as torch's load_state_dict: a tensor the model does not read means the file is not
-  // the model it seems to be (another architecture, a missing layer between others, damage).
-  for (const auto& [name, tensor] : f.tensors) {
-    const auto dot = name.find('.', 7);
-    std::size_t layer = m.layers.size();
-    if (name.starts_with("layers.") && dot != std::string::npos) {
-      const std::string index = name.substr(7, dot - 7);
-      if (!index.empty() && index.size() < 10 && std::all_of(index.begin(), index.end(), [](char c) { return c >= '0' && c <= '9'; })) layer = std::stoul(index);
-    }
-    const std::string field = dot == std::string::npos ? "" : name.substr(dot + 1);
-    const bool known = field == "theta" || field == "preacts_weight" || field == "preacts_bias" || field == "base_weight" ||
-                       field == "postact_weights" || field == "postact_bias" || field == "mask";
-    if (layer >= m.layers.size() || !known || name != "layers." + std::to_string(layer) + "." + field)
-      invalid_argument(kWhere, "the model file has a tensor '", name, "' that is not a parameter of a ", m.layers.size(),
-                       "-layer QKAN model");
-  }
-  return m;
-}
-
-safetensors::File to_safetensors(const Model& m, DType dtype) {
-  safetensors::File f;
-  const ModelOptions& o = m.options;
-  auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
-  f.metadata = {{"ansatz", qkan::to_string(o.ansatz)},
-                {"preacts_trainable", flag(o.preacts_trainable)},
-                {"fast_measure", flag(o.fast_measure)},
-                {"base_activation", to_string(o.base_activation)},
-                {"ba_trainable", flag(o.ba_trainable)},
-                {"postact_weight_trainable", flag(o.postact_weight_trainable)},
-                {"postact_bias_trainable", flag(o.postact_bias_trainable)}};
-  auto put = [&](const std::string& name, const std::vector<double>& v, Shape shape) {
-    if (dtype == DType::f64) {
-      f.tensors[name] = safetensors::from_values<double>(v, std::move(shape));
-    } else {
-      const std::vector<float> vf(v.begin(), v.end());
-      f.tensors[name] = safetensors::from_values<float>(vf, std::move(shape));
-    }
-  };
-  const std::int64_t R = theta_rows(m.options.ansatz, m.reps), K = theta_cols(m.options.ansatz);
-  for (std::size_t k = 0; k < m.layers.size(); ++k) {
-    const LayerParams& L = m.layers[k];
-    const std::string p = "layers." + std::to_string(k) + ".";
-    put(p + "theta", L.theta, {L.out, L.in, R, K});
-    put(p + "preacts_weight", L.preacts_weight, {L.out, L.in, m.reps});
-    put(p + "preacts_bias", L.preacts_bias, {L.out, L.in, m.reps});
-    put(p + "base_weight", L.base_weight, {L.out, L.in});
-    put(p + "postact_weights", L.postact_weights, {L.out, L.in});
-    put(p + "postact_bias", L.postact_bias, {L.out, L.in});
-    put(p + "mask", L.mask, {L.out, L.in});
-  }
-  return f;
-}
-
-ModelOptions options_from_metadata(const safetensors::File& f, ModelOptions o) {
-  auto flag = [&](const char* key, bool& out) {
-    const auto it = f.metadata.find(key);
-    if (it == f.metadata.end()) return;
-    if (it->second != "true" && it->second != "false")
-      invalid_argument(kWhere, "model metadata '", key, "' is '", it->second, "', expected true or false");
-    out = it->second == "true";
-  };
-  if (const auto it = f.metadata.find("ansatz"); it != f.metadata.end()) o.ansatz = parse_ansatz(it->second);
-  if (const auto it = f.metadata.find("base_activation"); it != f.metadata.end()) o.base_activation = parse_activation(it->second);
-  flag("preacts_trainable", o.preacts_trainable);
-  flag("fast_measure", o.fast_measure);
-  flag("ba_trainable", o.ba_trainable);
-  flag("postact_weight_trainable", o.postact_weight_trainable);
-  flag("postact_bias_trainable", o.postact_bias_trainable);
-  return o;
 }
 
 }  // namespace lockstep::qkan

@@ -1,2 +1,4 @@
-# Figures of QKAN fits in lockstep (src/qkan/plots.cpp), drawn by lockstep_core's plot module.
-target_sources(lockstep PRIVATE ${CMAKE_CURRENT_LIST_DIR}/plots.cpp)
+# lockstep_qkan_plots: figures of QKAN fits (src/qkan/plots.cpp), drawn with lockstep_plot.
+add_library(lockstep_qkan_plots STATIC ${CMAKE_CURRENT_LIST_DIR}/plots.cpp)
+target_link_libraries(lockstep_qkan_plots PUBLIC lockstep lockstep_plot)
+target_link_libraries(lockstep_qkan_plots PRIVATE lockstep_warnings)

@@ -6,6 +6,7 @@
 #include <string>
 #include <tuple>
 
+#include "lockstep/core/backend.hpp"
 #include "lockstep/core/error.hpp"
 #include "problem.hpp"
 
@@ -30,6 +31,9 @@ Path parse_path(std::string_view name) {
 }
 
 namespace {
+
+// build_summary() (backend.hpp) names the SIMD target the CPU kernels chose on this machine.
+const bool kReported = (report_in_build_summary(+[] { return std::string("CPU SIMD target ") + fused_target(); }), true);
 
 std::string implements(const Problem& p) {
   return to_string(p.ansatz) + std::string(", ") + lockstep::to_string(p.dtype) +

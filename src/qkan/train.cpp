@@ -7,7 +7,7 @@
 
 #include "lockstep/core/error.hpp"
 #include "lockstep/core/progress.hpp"
-#include "lockstep/qkan/cuda_model.hpp"
+#include "lockstep/qkan/model_engine.hpp"
 #include "lockstep/qkan/optim.hpp"
 
 namespace lockstep::qkan {
@@ -134,108 +134,68 @@ struct StepRows {
   bool whole;
 };
 
-/// A fit's evaluations and updates on the CPU: the parameters in a flat host vector.
-class HostTraining {
+LbfgsOptions lbfgs_options(const FitOptions& o) {
+  LbfgsOptions lo;
+  lo.lr = o.lr, lo.max_iter = o.lbfgs_max_iter, lo.history = o.lbfgs_history;
+  lo.tolerance_grad = lo.tolerance_change = o.lbfgs_tolerance;
+  return lo;
+}
+
+/// A fit's evaluations and updates on the model's engine (model_engine.hpp), the data sets
+/// loaded into it once. Adam keeps its moments beside the engine's parameters; L-BFGS keeps its
+/// state on the host and hands the engine the parameters it tries (on CUDA a copy up per
+/// evaluation and the gradient down).
+class Training {
  public:
-  HostTraining(Model& m, const Dataset& d, const FitOptions& o) : m_(m), d_(d), o_(o), params_(trainable_values(m)),
-      g_(params_.size()), adam_(params_.size(), AdamOptions{.lr = o.lr}), lbfgs_(params_.size(), lbfgs_options(o)) {}
+  Training(Model& m, const Dataset& d, const FitOptions& o)
+      : m_(m), o_(o), engine_(make_model_engine(m, o.device)), train_(engine_->make_rows()),
+        test_(engine_->make_rows()), step_(engine_->make_rows()), lbfgs_(trainable_values(m).size(), lbfgs_options(o)) {
+    engine_->load(*train_, d.train_x, d.n_train, d.train_y, o.loss);
+    if (d.n_test) engine_->load(*test_, d.test_x, d.n_test, d.test_y, o.loss);
+    if (o.optimizer == "adam") adam_ = engine_->make_adam(AdamOptions{.lr = o.lr});
+  }
 
   /// The loss at the current parameters on the rows, and its gradient for adam_step.
-  double loss_and_gradient(const StepRows& r) { return objective(r)(params_, g_); }
-  void adam_step() {
-    adam_.step(params_, g_);
-    set_trainable_values(m_, params_);
-  }
+  double loss_and_gradient(const StepRows& r) { return engine_->loss_and_gradient(rows(r)); }
+  void adam_step() { adam_->step(); }
   /// One L-BFGS step on the rows; the loss at the parameters it leaves.
   double lbfgs_step(const StepRows& r) {
-    const double v = lbfgs_.step(params_, objective(r));
-    set_trainable_values(m_, params_);
-    return v;
-  }
-  long lbfgs_evaluations() const { return lbfgs_.evaluations(); }
-  double train_loss() { return loss(m_, d_.train_x, d_.train_y, d_.n_train, o_.loss, &train_ws_); }
-  double test_loss() { return loss(m_, d_.test_x, d_.test_y, d_.n_test, o_.loss, &test_ws_); }
-  /// The model holds the parameters already.
-  void store() {}
-
-  static LbfgsOptions lbfgs_options(const FitOptions& o) {
-    LbfgsOptions lo;
-    lo.lr = o.lr, lo.max_iter = o.lbfgs_max_iter, lo.history = o.lbfgs_history;
-    lo.tolerance_grad = lo.tolerance_change = o.lbfgs_tolerance;
-    return lo;
-  }
-
- private:
-  Objective objective(const StepRows& r) {
-    return [this, &r](std::span<const double> p, std::span<double> g) {
-      set_trainable_values(m_, p);
-      const double v = qkan::loss_and_gradient(m_, r.x, r.y, r.rows, o_.loss, grad_, &batch_ws_);
-      const std::vector<double> flat = trainable_gradient(m_, grad_);
-      std::copy(flat.begin(), flat.end(), g.begin());
-      return v;
-    };
-  }
-
-  Model& m_;
-  const Dataset& d_;
-  const FitOptions& o_;
-  std::vector<double> params_, g_;
-  std::vector<LayerParams> grad_;
-  Adam adam_;
-  Lbfgs lbfgs_;
-  Workspace batch_ws_, train_ws_, test_ws_;  // one per batch the loop evaluates again and again
-};
-
-/// A fit's evaluations and updates on a CUDA device: the parameters and Adam's moments in
-/// device memory, the data sets uploaded once. L-BFGS (host state) copies the parameters up
-/// and the gradient down per evaluation.
-class CudaTraining {
- public:
-  CudaTraining(Model& m, const Dataset& d, const FitOptions& o) : m_(m), o_(o), cuda_(m),
-      adam_(cuda_, AdamOptions{.lr = o.lr}), lbfgs_(trainable_values(m).size(), HostTraining::lbfgs_options(o)) {
-    cuda_.load(train_, d.train_x, d.n_train, d.train_y, o.loss);
-    if (d.n_test) cuda_.load(test_, d.test_x, d.n_test, d.test_y, o.loss);
-  }
-
-  double loss_and_gradient(const StepRows& r) { return cuda_.loss_and_gradient(rows(r)); }
-  void adam_step() { adam_.step(cuda_); }
-  double lbfgs_step(const StepRows& r) {
-    const CudaBatch& b = rows(r);
+    ModelRows& b = rows(r);
     std::vector<double> params = trainable_values(m_);
     const double v = lbfgs_.step(params, [&](std::span<const double> p, std::span<double> g) {
       set_trainable_values(m_, p);
-      cuda_.upload(m_);
-      const double value = cuda_.loss_and_gradient(b);
-      const std::vector<double> flat = trainable_gradient(m_, cuda_.gradient());
+      engine_->reload();
+      const double value = engine_->loss_and_gradient(b);
+      const std::vector<double> flat = trainable_gradient(m_, engine_->gradient());
       std::copy(flat.begin(), flat.end(), g.begin());
       return value;
     });
     set_trainable_values(m_, params);
-    cuda_.upload(m_);
+    engine_->reload();
     return v;
   }
   long lbfgs_evaluations() const { return lbfgs_.evaluations(); }
-  double train_loss() { return cuda_.loss(train_); }
-  double test_loss() { return cuda_.loss(test_); }
-  /// The device's parameters into the model.
-  void store() { cuda_.download(m_); }
+  double train_loss() { return engine_->loss(*train_); }
+  double test_loss() { return engine_->loss(*test_); }
+  /// The engine's parameters into the model.
+  void store() { engine_->store(); }
 
  private:
-  const CudaBatch& rows(const StepRows& r) {
-    if (r.whole) return train_;
-    cuda_.load(step_, r.x, r.rows, r.y, o_.loss);
-    return step_;
+  ModelRows& rows(const StepRows& r) {
+    if (r.whole) return *train_;
+    engine_->load(*step_, r.x, r.rows, r.y, o_.loss);
+    return *step_;
   }
 
   Model& m_;
   const FitOptions& o_;
-  CudaModel cuda_;
-  CudaAdam adam_;
+  std::unique_ptr<ModelEngine> engine_;
+  std::unique_ptr<ModelRows> train_, test_, step_;
+  std::unique_ptr<ModelOptimizer> adam_;
   Lbfgs lbfgs_;
-  CudaBatch train_, test_, step_;
 };
 
-template <class Training> History fit_with(Model& m, const Dataset& d, const FitOptions& o, std::int64_t batch) {
+History fit_with(Model& m, const Dataset& d, const FitOptions& o, std::int64_t batch) {
   const std::int64_t tcols = o.loss == Loss::mse ? d.n_out : 1;
   History h;
   const auto t0 = std::chrono::steady_clock::now();
@@ -299,11 +259,7 @@ History fit(Model& m, const Dataset& d, const FitOptions& o) {
   if (o.optimizer != "lbfgs" && o.optimizer != "adam") invalid_argument(kWhere, "unknown optimizer '", o.optimizer, "'; supported: lbfgs, adam");
   const std::int64_t batch = o.batch < 0 ? d.n_train : std::min<std::int64_t>(o.batch, d.n_train);
   if (batch < 1) invalid_argument(kWhere, "batch must be >= 1 or -1 (the whole training set)");
-  switch (o.device) {
-    case Device::cpu: return fit_with<HostTraining>(m, d, o, batch);
-    case Device::cuda: return fit_with<CudaTraining>(m, d, o, batch);
-  }
-  invalid_argument(kWhere, "unknown device; supported: cpu, cuda");
+  return fit_with(m, d, o, batch);
 }
 
 }  // namespace lockstep::qkan

@@ -1,6 +1,7 @@
 // The one dispatch point: explain() names the path a call takes and why; Path::automatic takes
 // the fused path where it is implemented and falls back to the reference (bit for bit) where not
 // (reps > kFusedMaxReps); Path::fused refuses what it does not implement.
+#include "lockstep/core/backend.hpp"
 #include "qkan_test_util.hpp"
 #include "src/qkan/problem.hpp"  // kFusedMaxReps
 
@@ -105,6 +106,19 @@ TEST(DispatchMisc, ExplainRejectsUnknownPath) {
   Options opt;
   opt.path = static_cast<Path>(9);
   EXPECT_THROW(qkan::explain(opt, DType::f32), std::invalid_argument);
+}
+
+// The solver registers the SIMD target its CPU kernels chose in build_summary(), and explain()
+// names the same target.
+TEST(DispatchMisc, BuildSummaryNamesTheSimdTarget) {
+  const std::string line = build_summary();
+  const auto at = line.find("CPU SIMD target ");
+  ASSERT_NE(at, std::string::npos) << line;
+  EXPECT_EQ(line.find("CPU SIMD target ", at + 1), std::string::npos) << line;
+  const std::string target = line.substr(at + 16, line.find(',', at) - at - 16);
+  EXPECT_FALSE(target.empty()) << line;
+  const std::string reason = qkan::explain(Options{}, DType::f64).reason;
+  EXPECT_NE(reason.find(target), std::string::npos) << reason;
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// QKAN models on CUDA (CudaModel, CudaAdam, fit with Device::cuda) against the CPU model in the
+// QKAN models on CUDA (CudaModel, CudaAdam, the CUDA model engine, fit with Device::cuda) against the CPU model in the
 // same precision, on fresh random models and batches. Needs an NVIDIA GPU (CTest label "gpu");
 // without one every test here fails in SetUp saying so.
 //
@@ -17,6 +17,7 @@
 
 #include "gpu_test_util.hpp"
 #include "lockstep/qkan/cuda_model.hpp"
+#include "lockstep/qkan/model_engine.hpp"
 #include "lockstep/qkan/train.hpp"
 #include "tolerance.hpp"
 
@@ -262,6 +263,40 @@ TEST_F(CudaModelParams, FitMatchesTheCpu) {
       }
       expect_close(qkan::trainable_values(on_cuda), qkan::trainable_values(on_cpu), tol * 100, "trained parameters");
     }
+}
+
+/// The model's backend interface (model_engine.hpp): the CUDA engine against the host one on the
+/// same model, reload() and store() moving the values between the model and the device, and
+/// rows that belong to the other engine refused.
+TEST_F(CudaModelParams, CudaEngineMatchesTheHostEngine) {
+  Model m = random_model({{3, 6, 4}, 2, Ansatz::pz, true, true, Activation::silu, DType::f64}, 21);
+  const Rows r = random_rows(m, 40, 22);
+  const auto host = qkan::make_model_engine(m, Device::cpu);
+  const auto cuda = qkan::make_model_engine(m, Device::cuda);
+  EXPECT_EQ(cuda->device(), Device::cuda);
+  const auto host_rows = host->make_rows(), cuda_rows = cuda->make_rows();
+  host->load(*host_rows, r.x, 40, r.classes, Loss::cross_entropy);
+  cuda->load(*cuda_rows, r.x, 40, r.classes, Loss::cross_entropy);
+  EXPECT_EQ(cuda_rows->rows(), 40);
+  expect_close(cuda->forward(*cuda_rows), host->forward(*host_rows), model_tol<double>.value, "forward");
+  const double ref = host->loss_and_gradient(*host_rows);
+  EXPECT_NEAR(cuda->loss_and_gradient(*cuda_rows), ref, model_tol<double>.value * std::abs(ref));
+  expect_same_gradient(cuda->gradient(), host->gradient(), model_tol<double>.grad);
+  EXPECT_THROW(cuda->forward(*host_rows), std::invalid_argument);
+  EXPECT_THROW(host->forward(*cuda_rows), std::invalid_argument);
+
+  // New values reach the device with reload(); store() brings the device's back.
+  std::vector<double> values = qkan::trainable_values(m);
+  for (double& v : values) v *= 0.5;
+  qkan::set_trainable_values(m, values);
+  cuda->reload();
+  expect_close(cuda->forward(*cuda_rows), host->forward(*host_rows), model_tol<double>.value, "forward after reload");
+  const auto adam = cuda->make_adam(qkan::AdamOptions{.lr = 1e-2});
+  cuda->loss_and_gradient(*cuda_rows);
+  adam->step();
+  cuda->store();
+  EXPECT_NE(qkan::trainable_values(m), values);  // the step moved them
+  expect_close(qkan::trainable_values(m), values, 0.05, "one step of lr 1e-2 from the halved values");
 }
 
 }  // namespace

@@ -90,6 +90,10 @@ Options solver_options(const Model& model);
 enum class Loss { mse, cross_entropy };
 Loss parse_loss(std::string_view name);
 
+/// Throws std::invalid_argument unless `targets` suit loss() for B rows of `model`: B·O values
+/// for mse, B class indices (integral values in [0, O)) for cross-entropy.
+void check_targets(const Model& model, std::span<const double> targets, std::int64_t B, Loss kind);
+
 /// The loss of the model on a batch: x (B, widths[0]); targets (B, O) for mse, (B) class
 /// indices (integral values) for cross_entropy. The per-row terms are summed in one fixed order.
 double loss(const Model& model, std::span<const double> x, std::span<const double> targets, std::int64_t B, Loss kind,

@@ -123,6 +123,29 @@ class DeviceBuffer {
   std::int64_t count_ = 0;
 };
 
+/// Device memory that only grows, for buffers sized by the calls (a model's batches): reserve()
+/// keeps the memory while it holds `count` values of T, and replaces it (the contents lost, the
+/// new memory zeroed on `stream`) when it does not. The old memory is freed first.
+class GrowingBuffer {
+ public:
+  template <class T>
+  T* reserve(std::int64_t count, cudaStream_t stream, std::string_view where) {
+    const auto bytes = count * static_cast<std::int64_t>(sizeof(T));
+    if (bytes > buffer_.size()) {
+      buffer_ = {};
+      buffer_ = DeviceBuffer<unsigned char>(bytes, stream, where);
+    }
+    return as<T>();
+  }
+  template <class T>
+  T* as() const {
+    return reinterpret_cast<T*>(buffer_.get());
+  }
+
+ private:
+  DeviceBuffer<unsigned char> buffer_;
+};
+
 /// Page-locked host memory of `count` values of T (asynchronous copies), freed with the object.
 template <class T>
 class PinnedBuffer {

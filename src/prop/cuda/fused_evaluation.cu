@@ -211,7 +211,7 @@ fused_evaluation_kernel(Combination<R> input, StageOutput<R> out, const int* gro
 #pragma unroll
     for (unsigned j = 0; j < P; ++j) {
       kept[threadIdx.x + j * T::stride] = a[j];
-      r[j] = a[j].x * a[j].x + a[j].y * a[j].y;
+      r[j] = pointwise::intensity(a[j].x, a[j].y);
     }
     raman_convolution<R, N>(r, response + g * std::int64_t{N / 2 + 1}, shared);
 #pragma unroll
@@ -220,7 +220,8 @@ fused_evaluation_kernel(Combination<R> input, StageOutput<R> out, const int* gro
   const R kerr_m = kerr[m], raman_m = raman[m];
 #pragma unroll
   for (unsigned j = 0; j < P; ++j) {
-    const R s = kerr_raman_factor<R>(a[j].x * a[j].x + a[j].y * a[j].y, kerr_m, raman_m, Raman ? r[j] : R(0));
+    const R intensity = pointwise::intensity(a[j].x, a[j].y);
+    const R s = pointwise::kerr_raman_factor<R>(intensity, kerr_m, raman_m, Raman ? r[j] : R(0));
     a[j] = V{a[j].x * s, a[j].y * s};
   }
   __syncthreads();

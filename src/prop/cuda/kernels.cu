@@ -50,8 +50,10 @@ __global__ void raman_kernel(C<R>* h, const C<R>* response, const int* group, st
   LOCKSTEP_ROWS(m, rows) {
     const C<R>* hr = response + group[m] * half;
     LOCKSTEP_POINTS(k, half) {
-      const C<R> x = h[m * half + k], y = hr[k];
-      h[m * half + k] = make<R>(x.x * y.x + x.y * y.y, x.y * y.x - x.x * y.y);
+      C<R> x = h[m * half + k];
+      const C<R> y = hr[k];
+      pointwise::multiply_conj(x.x, x.y, y.x, y.y);
+      h[m * half + k] = x;
     }
   }
 }
@@ -64,7 +66,7 @@ __global__ void kerr_raman_kernel(C<R>* a, const R* r, const R* kerr, const R* r
     LOCKSTEP_POINTS(k, n) {
       const std::int64_t i = m * n + k;
       const C<R> v = a[i];
-      const R g = kerr_raman_factor<R>(norm2<R>(v), kerr_m, raman_m, r ? r[i] : R(0));
+      const R g = pointwise::kerr_raman_factor<R>(norm2<R>(v), kerr_m, raman_m, r ? r[i] : R(0));
       a[i] = make<R>(v.x * g, v.y * g);
     }
   }

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "launch.hpp"
+#include "src/prop/pointwise.hpp"
 
 namespace lockstep::prop::cuda {
 
@@ -13,7 +14,7 @@ template <class R> __device__ __forceinline__ C<R> make(R x, R y) { return {x, y
 template <class R> __device__ __forceinline__ C<R> mul(C<R> a, C<R> b) {
   return {a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x};
 }
-template <class R> __device__ __forceinline__ R norm2(C<R> a) { return a.x * a.x + a.y * a.y; }
+template <class R> __device__ __forceinline__ R norm2(C<R> a) { return pointwise::intensity(a.x, a.y); }
 /// |v|² in double precision, for sums over a row (v: any complex with members x and y).
 template <class V> __device__ __forceinline__ double power(const V& v) {
   return static_cast<double>(v.x) * v.x + static_cast<double>(v.y) * v.y;
@@ -78,17 +79,12 @@ __device__ __forceinline__ C<R> combine_at(const Combination<R>& c, R h, std::in
   return acc;
 }
 
-/// The Kerr and Raman factor of the nonlinear product at one point: kerr_m |a|² + raman_m r,
-/// with r the Raman convolution h_R ⊛ |a|² there (0 without Raman).
-template <class R>
-__device__ __forceinline__ R kerr_raman_factor(R intensity, R kerr, R raman, R r) {
-  return kerr * intensity + raman * r;
-}
-
-/// N = i·s·a at one point, s = γ s(ω) there.
+/// N = i·s·a at one point, s = γ s(ω) there (pointwise::times_i).
 template <class R>
 __device__ __forceinline__ C<R> times_i(C<R> a, R s) {
-  return make<R>(-s * a.y, s * a.x);
+  C<R> v;
+  pointwise::times_i(a.x, a.y, s, v.x, v.y);
+  return v;
 }
 
 /// Writes N = v at point k of member m (row index i) into the rows `out` asks for.
@@ -145,7 +141,7 @@ struct NormSums {
     candidate += y1;
   }
   __device__ void add_scaled(double err, double y0, double y1, double rtol, double atol) {
-    const double r = sqrt(err) / (atol + rtol * fmax(sqrt(y0), sqrt(y1)));
+    const double r = pointwise::scaled_error(err, y0, y1, rtol, atol);
     largest = fmax(largest, r);  // fmax drops a NaN: the sum below carries it
     scaled += r * r;
   }
@@ -162,7 +158,7 @@ struct NormSums {
     if (threadIdx.x != 0) return;
     double norm = nan("");
     if (estimated && kind == 0)
-      norm = sqrt(v[1]) / (rtol * fmax(fmax(sqrt(v[2]), sqrt(v[0])), atol));
+      norm = pointwise::weak_norm(v[1], v[2], v[0], rtol, atol);
     else if (estimated && isfinite(v[4]))
       norm = kind == 1 ? v[3] : sqrt(v[4] / static_cast<double>(n));
     out[0] = norm;
@@ -177,7 +173,7 @@ struct MeasureSums {
 
   __device__ void add_spectral(double power, double omega, double omega0) {
     total += power;
-    photons += power / (omega0 + omega);
+    photons += pointwise::photons_at(power, omega0, omega);
     weighted += power * omega;
   }
   __device__ void add_temporal(double power) { peak = fmax(peak, power); }
@@ -191,10 +187,10 @@ struct MeasureSums {
     block_reduce<Threads>(v, 1u << 3, shared);  // the peak is a maximum
     if (threadIdx.x == 0) {
       const double nn = static_cast<double>(n);
-      out[0] = v[0] * dt / nn;
-      out[1] = v[1] * dt / (nn * hbar);
-      out[2] = v[3] / (nn * nn);
-      out[3] = v[0] > 0 ? omega0 + v[2] / v[0] : omega0;
+      out[0] = pointwise::energy_from(v[0], nn, dt);
+      out[1] = pointwise::photons_from(v[1], nn, dt, hbar);
+      out[2] = v[3] / (nn * nn);  // a = n·A
+      out[3] = pointwise::centroid_from(v[0], v[2], omega0);
     }
   }
 };

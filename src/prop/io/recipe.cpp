@@ -20,6 +20,7 @@
 #include "lockstep/core/files.hpp"
 #include "lockstep/core/npy.hpp"
 #include "lockstep/prop/config_hash.hpp"
+#include "lockstep/prop/physics.hpp"
 #include "recipe_fields.hpp"
 #include "units.hpp"
 
@@ -365,17 +366,6 @@ Ensemble read_ensemble(const toml::table& table, const Source& src) {
   return ensemble;
 }
 
-/// Raman fraction defaults per model, when the recipe does not give one.
-double usual_raman_fraction(RamanModel model) {
-  switch (model) {
-    case RamanModel::none: return 0.0;
-    case RamanModel::blow_wood: return 0.18;
-    case RamanModel::lin_agrawal: return 0.245;
-    case RamanModel::hollenbeck_cantrell: return 0.18;
-  }
-  return 0.18;
-}
-
 }  // namespace
 
 namespace io {
@@ -437,7 +427,7 @@ Recipe parse_recipe(std::string_view text, std::string_view source_name) {
     if (const auto* node = find(root, field.section(), field.name()))
       read_field(config, field.key, *node, betas_unit, src);
   });
-  if (!find(root, "fibre", "raman_fraction")) config.fibre.raman_fraction = usual_raman_fraction(config.fibre.raman);
+  if (!find(root, "fibre", "raman_fraction")) config.fibre.raman_fraction = default_raman_fraction(config.fibre.raman);
   if (const auto* node = find(root, "pulse", "user_file")) {
     const auto s = node->as_string();
     if (!s) invalid_argument(kWhere, "pulse.user_file: expected a file path, got ", type_name(*node), src.at(*node));

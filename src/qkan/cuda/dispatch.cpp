@@ -6,6 +6,7 @@
 #include <iterator>
 #include <type_traits>
 
+#include "src/core/cuda/runtime.hpp"
 #include "src/qkan/cuda/launch.hpp"
 #include "src/qkan/edge_math.hpp"
 
@@ -13,10 +14,7 @@ namespace lockstep::qkan::detail {
 
 namespace cuda_lanes {
 
-void check(int e, const char* what) {
-  const auto err = static_cast<cudaError_t>(e);
-  if (err != cudaSuccess) runtime_failure("qkan.cuda", what, ": ", cudaGetErrorString(err));
-}
+void check(int e, const char* what) { cuda::check(static_cast<cudaError_t>(e), "qkan.cuda", what); }
 
 int multiprocessors() {
   int dev = 0, n = 0;

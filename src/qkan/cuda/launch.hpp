@@ -78,7 +78,8 @@ template <Ansatz A, bool Enc, class T, int RC> void launch_forward(const Problem
 template <Ansatz A, bool Enc, class T, int RC>
 void launch_backward(const Problem& p, const void* grad_out, const GradPtrs& g, const BackwardSplit& split);
 
-/// Throws std::runtime_error naming `what` when a CUDA call failed. (cudaError_t is an int
+/// lockstep::cuda::check (src/core/cuda/runtime.hpp) under "qkan.cuda": throws naming `what`
+/// when a CUDA call failed (DeviceMemoryExhausted for an allocation). (cudaError_t is an int
 /// enum; taking int keeps this header free of the CUDA headers.)
 void check(int cuda_error, const char* what);
 

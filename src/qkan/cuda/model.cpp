@@ -12,6 +12,7 @@
 
 #include "lockstep/core/error.hpp"
 #include "lockstep/qkan/cuda_model.hpp"
+#include "src/core/cuda/runtime.hpp"
 #include "src/qkan/cuda/launch.hpp"
 #include "src/qkan/cuda/model_kernels.hpp"
 
@@ -19,41 +20,24 @@ namespace lockstep::qkan {
 
 namespace {
 
+namespace cuda = lockstep::cuda;
+
 constexpr std::string_view kWhere = "qkan.cuda_model";
 namespace kernels = detail::cuda_model;
 
-void check(cudaError_t e, const char* what) { detail::cuda_lanes::check(e, what); }
+// Every call of the model runs on the legacy default stream (cuda_model.hpp), which orders
+// the synchronous copies below with the kernels.
+constexpr cudaStream_t kStream = nullptr;
 
-/// Device memory that only grows; freed with its owner.
-class DeviceMemory {
- public:
-  DeviceMemory() = default;
-  ~DeviceMemory() {
-    if (ptr_) cudaFree(ptr_);
-  }
-  DeviceMemory(DeviceMemory&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
-  DeviceMemory& operator=(DeviceMemory&& o) noexcept {
-    std::swap(ptr_, o.ptr_), std::swap(bytes_, o.bytes_);
-    return *this;
-  }
+void check(cudaError_t e, const char* what) { cuda::check(e, kWhere, what); }
 
-  /// Room for n values of T (the old contents are lost when it grows).
-  template <class T> T* reserve(std::int64_t n) {
-    const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(T);
-    if (bytes > bytes_) {
-      if (ptr_) check(cudaFree(std::exchange(ptr_, nullptr)), "freeing device memory");
-      bytes_ = 0;
-      check(cudaMalloc(&ptr_, bytes), "allocating device memory");
-      bytes_ = bytes;
-    }
-    return as<T>();
-  }
-  template <class T> T* as() const { return static_cast<T*>(ptr_); }
+using DeviceMemory = cuda::GrowingBuffer;
 
- private:
-  void* ptr_ = nullptr;
-  std::size_t bytes_ = 0;
-};
+/// Room for n values of T in `memory`.
+template <class T>
+T* reserve(DeviceMemory& memory, std::int64_t n) {
+  return memory.template reserve<T>(n, kStream, kWhere);
+}
 
 void to_device(void* to, const void* from, std::size_t bytes) {
   if (bytes) check(cudaMemcpy(to, from, bytes, cudaMemcpyHostToDevice), "copying to the device");
@@ -205,11 +189,11 @@ template <class T> void refresh_tables(CudaModel::State& s) {
     typename Buffers<T>::Layer& b = buf.layers[k];
     const LayerLayout& l = s.layout[k];
     const std::int64_t O = s.host.layers[k].out, I = s.host.layers[k].in;
-    kernels::convert(s.param(k, kTheta), b.theta.template reserve<T>(l[kTheta].n), l[kTheta].n, nullptr);
-    kernels::convert(s.param(k, kW), b.w.template reserve<T>(l[kW].n), l[kW].n, nullptr);
-    kernels::convert(s.param(k, kC), b.c.template reserve<T>(l[kC].n), l[kC].n, nullptr);
+    kernels::convert(s.param(k, kTheta), reserve<T>(b.theta, l[kTheta].n), l[kTheta].n, nullptr);
+    kernels::convert(s.param(k, kW), reserve<T>(b.w, l[kW].n), l[kW].n, nullptr);
+    kernels::convert(s.param(k, kC), reserve<T>(b.c, l[kC].n), l[kC].n, nullptr);
     kernels::layer_tables(s.param(k, kPostactWeights), s.param(k, kPostactBias), s.param(k, kBaseWeight), s.param(k, kMask),
-                          O, I, b.W.template reserve<T>(O * I), b.base_w.template reserve<T>(O * I), b.bias.template reserve<T>(O), nullptr);
+                          O, I, reserve<T>(b.W, O * I), reserve<T>(b.base_w, O * I), reserve<T>(b.bias, O), nullptr);
   }
   s.tables_stale = false;
 }
@@ -222,14 +206,14 @@ template <class T> void forward_on_device(CudaModel::State& s, const CudaBatch::
   const Model& m = s.host;
   const Options opt = solver_options(m);
   const std::int64_t B = batch.rows, R = theta_rows(m.options.ansatz, m.reps), K = theta_cols(m.options.ansatz);
-  kernels::convert(batch.x.as<double>(), buf.x.template reserve<T>(B * m.widths[0]), B * m.widths[0], nullptr);
+  kernels::convert(batch.x.as<double>(), reserve<T>(buf.x, B * m.widths[0]), B * m.widths[0], nullptr);
   const T* in = buf.x.template as<T>();
   for (std::size_t k = 0; k < m.layers.size(); ++k) {
     typename Buffers<T>::Layer& b = buf.layers[k];
     const std::int64_t I = m.layers[k].in, O = m.layers[k].out;
-    T* slope = slopes && k > 0 ? b.slope.template reserve<T>(B * I) : nullptr;
-    kernels::activate(m.options.base_activation, in, b.base.template reserve<T>(B * I), slope, B * I, nullptr);
-    T* y = b.out.template reserve<T>(B * O);
+    T* slope = slopes && k > 0 ? reserve<T>(b.slope, B * I) : nullptr;
+    kernels::activate(m.options.base_activation, in, reserve<T>(b.base, B * I), slope, B * I, nullptr);
+    T* y = reserve<T>(b.out, B * O);
     contract_forward(opt, in_view(in, {B, I}), in_view(b.theta.template as<T>(), {O, I, R, K}),
                      in_view(b.w.template as<T>(), {O, I, m.reps}), in_view(b.c.template as<T>(), {O, I, m.reps}),
                      in_view(b.W.template as<T>(), {O, I}), out_view(y, {B, O}));
@@ -243,10 +227,10 @@ template <class T> void forward_on_device(CudaModel::State& s, const CudaBatch::
 template <class T> void loss_on_device(CudaModel::State& s, const CudaBatch::State& batch, T* gy) {
   const std::int64_t B = batch.rows, O = s.host.widths.back();
   const double n = batch.kind == Loss::mse ? double(B * O) : double(B);
-  double* terms = s.terms.reserve<double>(B);
+  double* terms = reserve<double>(s.terms, B);
   kernels::loss_terms(s.buffers<T>().layers.back().out.template as<T>(), batch.targets.as<double>(), B, O,
                       batch.kind == Loss::cross_entropy, n, gy, terms, nullptr);
-  kernels::sum_terms(terms, B, n, s.loss.reserve<double>(1), nullptr);
+  kernels::sum_terms(terms, B, n, reserve<double>(s.loss, 1), nullptr);
 }
 
 /// The loss, once everything queued before has run: the one copy back per evaluation.
@@ -271,12 +255,12 @@ template <class T> void backward_on_device(CudaModel::State& s, const CudaBatch:
     const std::int64_t I = m.layers[k].in, O = m.layers[k].out;
     const T* in = k == 0 ? buf.x.template as<T>() : buf.layers[k - 1].out.template as<T>();
     Grads grads;
-    grads.theta = out_view(b.gtheta.template reserve<T>(l[kTheta].n), {O, I, R, K});
+    grads.theta = out_view(reserve<T>(b.gtheta, l[kTheta].n), {O, I, R, K});
     if (enc) {
-      grads.w = out_view(b.gw.template reserve<T>(l[kW].n), {O, I, m.reps});
-      grads.c = out_view(b.gc.template reserve<T>(l[kC].n), {O, I, m.reps});
+      grads.w = out_view(reserve<T>(b.gw, l[kW].n), {O, I, m.reps});
+      grads.c = out_view(reserve<T>(b.gc, l[kC].n), {O, I, m.reps});
     }
-    if (l[kPostactWeights].trains) grads.W = out_view(b.gW.template reserve<T>(O * I), {O, I});
+    if (l[kPostactWeights].trains) grads.W = out_view(reserve<T>(b.gW, O * I), {O, I});
     if (k > 0) grads.x = out_view(gx, {B, I});
     contract_backward(opt, in_view(in, {B, I}), in_view(b.theta.template as<T>(), {O, I, R, K}),
                       in_view(b.w.template as<T>(), {O, I, m.reps}), in_view(b.c.template as<T>(), {O, I, m.reps}),
@@ -302,9 +286,9 @@ template <class T> double loss_and_gradient_on_device(CudaModel::State& s, const
   std::int64_t widest = 0;
   for (std::int64_t w : s.host.widths) widest = std::max(widest, w);
   Buffers<T>& buf = s.buffers<T>();
-  T* gy = buf.gy.template reserve<T>(batch.rows * widest);
-  buf.gx.template reserve<T>(batch.rows * widest);
-  s.grad.reserve<double>(static_cast<std::int64_t>(s.n_trainable));
+  T* gy = reserve<T>(buf.gy, batch.rows * widest);
+  reserve<T>(buf.gx, batch.rows * widest);
+  reserve<double>(s.grad, static_cast<std::int64_t>(s.n_trainable));
   loss_on_device<T>(s, batch, gy);
   backward_on_device<T>(s, batch);
   s.has_gradient = true;
@@ -333,7 +317,7 @@ CudaModel::CudaModel(const Model& model) : state_(std::make_unique<State>()) {
   s.layout = layout_of(model, s.n_params, s.n_trainable);
   s.host = model;
   const std::vector<double> flat = s.flat(model);
-  to_device(s.params.reserve<double>(static_cast<std::int64_t>(s.n_params)), flat.data(), flat.size() * sizeof(double));
+  to_device(reserve<double>(s.params, static_cast<std::int64_t>(s.n_params)), flat.data(), flat.size() * sizeof(double));
 }
 
 void CudaModel::load(CudaBatch& batch, std::span<const double> x, std::int64_t B, std::span<const double> targets,
@@ -345,20 +329,10 @@ void CudaModel::load(CudaBatch& batch, std::span<const double> x, std::int64_t B
   CudaBatch::State& b = batch.state();
   b.has_targets = !targets.empty();
   if (!targets.empty()) {
-    if (kind == Loss::mse && static_cast<std::int64_t>(targets.size()) != B * O)
-      invalid_argument(kWhere, "mse targets have ", targets.size(), " values, expected B·O = ", B * O);
-    if (kind == Loss::cross_entropy) {
-      if (static_cast<std::int64_t>(targets.size()) != B)
-        invalid_argument(kWhere, "cross-entropy targets have ", targets.size(), " values, expected B = ", B);
-      for (std::int64_t r = 0; r < B; ++r) {
-        const double c = targets[r];
-        if (!(c >= 0 && c < double(O) && c == std::floor(c)))
-          invalid_argument(kWhere, "cross-entropy target ", c, " of row ", r, " is not a class index in [0, ", O, ")");
-      }
-    }
-    to_device(b.targets.reserve<double>(static_cast<std::int64_t>(targets.size())), targets.data(), targets.size_bytes());
+    check_targets(m, targets, B, kind);
+    to_device(reserve<double>(b.targets, static_cast<std::int64_t>(targets.size())), targets.data(), targets.size_bytes());
   }
-  to_device(b.x.reserve<double>(B * I), x.data(), x.size_bytes());
+  to_device(reserve<double>(b.x, B * I), x.data(), x.size_bytes());
   b.rows = B, b.width = I, b.outputs = O, b.kind = kind;
 }
 
@@ -468,8 +442,8 @@ CudaAdam::CudaAdam(const CudaModel& model, AdamOptions options) : state_(std::ma
   s.n = model.state().n_trainable;
   const std::size_t bytes = s.n * sizeof(double);
   if (bytes == 0) return;
-  check(cudaMemset(s.m.reserve<double>(static_cast<std::int64_t>(s.n)), 0, bytes), "zeroing Adam's moments");
-  check(cudaMemset(s.v.reserve<double>(static_cast<std::int64_t>(s.n)), 0, bytes), "zeroing Adam's moments");
+  check(cudaMemset(reserve<double>(s.m, static_cast<std::int64_t>(s.n)), 0, bytes), "zeroing Adam's moments");
+  check(cudaMemset(reserve<double>(s.v, static_cast<std::int64_t>(s.n)), 0, bytes), "zeroing Adam's moments");
 }
 CudaAdam::~CudaAdam() = default;
 CudaAdam::CudaAdam(CudaAdam&&) noexcept = default;

@@ -10,6 +10,7 @@
 #include "src/qkan/activation_math.hpp"
 #include "src/qkan/cuda/launch.hpp"
 #include "src/qkan/cuda/model_kernels.hpp"
+#include "src/qkan/loss_math.hpp"
 
 namespace lockstep::qkan::detail::cuda_model {
 
@@ -85,33 +86,14 @@ __global__ void add_bias_and_base_kernel(T* y, const T* bias, const T* base, con
   }
 }
 
-// One thread per row: the CPU model's row_loss.
+// One thread per row (loss_math.hpp); the targets were checked when the batch was loaded.
 template <class T>
 __global__ void loss_terms_kernel(const T* y, const double* targets, std::int64_t rows, std::int64_t O,
                                   bool cross_entropy, double n, T* gy, double* terms) {
   for (std::int64_t b = first_index(); b < rows; b += grid_stride()) {
-    const T* yb = y + b * O;
     T* g = gy ? gy + b * O : nullptr;
-    if (!cross_entropy) {
-      const double* t = targets + b * O;
-      const double slope = 2 / n;
-      double s = 0;
-      for (std::int64_t o = 0; o < O; ++o) {
-        const double d = double(yb[o]) - t[o];
-        s += d * d;
-        if (g) g[o] = static_cast<T>(slope * d);
-      }
-      terms[b] = s;
-      continue;
-    }
-    const std::int64_t target = static_cast<std::int64_t>(targets[b]);
-    double mx = double(yb[0]);
-    for (std::int64_t o = 1; o < O; ++o) mx = fmax(mx, double(yb[o]));
-    double z = 0;
-    for (std::int64_t o = 0; o < O; ++o) z += exp(double(yb[o]) - mx);
-    if (g)
-      for (std::int64_t o = 0; o < O; ++o) g[o] = static_cast<T>((exp(double(yb[o]) - mx) / z - (o == target ? 1 : 0)) / n);
-    terms[b] = mx + log(z) - double(yb[target]);
+    terms[b] = cross_entropy ? cross_entropy_row<T>(y + b * O, static_cast<std::int64_t>(targets[b]), O, n, g)
+                             : mse_row<T>(y + b * O, targets + b * O, O, n, g);
   }
 }
 
