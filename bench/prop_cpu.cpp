@@ -60,8 +60,7 @@ double drift(const lp::Member& m) {
   return s.photon_number.back() / s.photon_number.front() - 1;
 }
 
-std::string scheme_run(const char* scheme_name, lp::Scheme scheme, bool adaptive, double rtol,
-                       std::int64_t steps) {
+std::string scheme_run(const char* scheme_name, lp::Scheme scheme, bool adaptive, double rtol, std::int64_t steps) {
   lp::Config c;
   c.stepping.scheme = scheme;
   c.stepping.adaptive = adaptive;
@@ -76,9 +75,9 @@ std::string scheme_run(const char* scheme_name, lp::Scheme scheme, bool adaptive
                 "\"wall_s\": %.3f, \"accepted_steps\": %lld, \"rejected_steps\": %lld, "
                 "\"rhs_evaluations\": %lld, \"ffts\": %lld, \"photon_number_drift\": %.3e}",
                 scheme_name, adaptive ? "true" : "false", adaptive ? rtol : 0.0,
-                static_cast<long long>(adaptive ? 0 : steps), wall,
-                static_cast<long long>(l.accepted_steps), static_cast<long long>(l.rejected_steps),
-                static_cast<long long>(l.rhs_evaluations), static_cast<long long>(l.ffts), drift(members[0]));
+                static_cast<long long>(adaptive ? 0 : steps), wall, static_cast<long long>(l.accepted_steps),
+                static_cast<long long>(l.rejected_steps), static_cast<long long>(l.rhs_evaluations),
+                static_cast<long long>(l.ffts), drift(members[0]));
   std::fprintf(stderr, "%s\n", line);
   return line;
 }

@@ -118,18 +118,18 @@ struct Variant {
   lp::CudaOptions options;
 };
 constexpr Variant kVariants[] = {{"graph", {true, false}},
-                                  {"launches", {false, false}},
-                                  {"fused", {true, true}},
-                                  {"fused-launches", {false, true}},
-                                  {"fused-lanes1", {true, true, 1}},
-                                  {"fused-lanes4", {true, true, 4}},
-                                  {"fused-chunks4", {true, true, 4, false}},
-                                  {"fused-chunks8", {true, true, 8, false}},
-                                  {"fused-prefetch0", {true, true, 2, true, 0.0}},
-                                  {"fused-prefetch25", {true, true, 2, true, 0.25}},
-                                  {"fused-prefetch75", {true, true, 2, true, 0.75}},
-                                  {"fused-prefetch100", {true, true, 2, true, 1.0}},
-                                  {"fused-lanes1-prefetch0", {true, true, 1, true, 0.0}}};
+                                 {"launches", {false, false}},
+                                 {"fused", {true, true}},
+                                 {"fused-launches", {false, true}},
+                                 {"fused-lanes1", {true, true, 1}},
+                                 {"fused-lanes4", {true, true, 4}},
+                                 {"fused-chunks4", {true, true, 4, false}},
+                                 {"fused-chunks8", {true, true, 8, false}},
+                                 {"fused-prefetch0", {true, true, 2, true, 0.0}},
+                                 {"fused-prefetch25", {true, true, 2, true, 0.25}},
+                                 {"fused-prefetch75", {true, true, 2, true, 0.75}},
+                                 {"fused-prefetch100", {true, true, 2, true, 1.0}},
+                                 {"fused-lanes1-prefetch0", {true, true, 1, true, 0.0}}};
 
 // Times `steps` accepted steps of `members` members after two warm-up steps.
 std::string time_scheme(const char* name, lp::Scheme scheme, std::int64_t members, std::int64_t steps,
@@ -178,15 +178,15 @@ std::string time_scheme(const char* name, lp::Scheme scheme, std::int64_t member
   std::ostringstream o;
   o << "{\"scheme\": \"" << name << "\", \"variant\": \"" << variant.name << "\", \"accepted_steps\": " << accepted
     << ", \"rejected_steps\": " << last.ledger.rejected_steps - first.ledger.rejected_steps
-    << ", \"evaluations_per_member\": " << evaluations << ", \"seconds\": " << seconds
-    << ", \"trial_s\": " << trials << ", \"run_s\": " << run_seconds
-    << ", \"member_steps_per_s\": " << rate << ", \"fft_floor_s\": " << floor
+    << ", \"evaluations_per_member\": " << evaluations << ", \"seconds\": " << seconds << ", \"trial_s\": " << trials
+    << ", \"run_s\": " << run_seconds << ", \"member_steps_per_s\": " << rate << ", \"fft_floor_s\": " << floor
     << ", \"floor_member_steps_per_s\": " << static_cast<double>(members * accepted) / floor
     << ", \"ratio_to_floor\": " << floor / seconds << "}";
-  std::printf("  %-6s %-14s %5lld members: %8.4f s (trials %.4f s; whole run %.4f s) for %lld steps, %.4g member-steps/s, "
-              "FFT floor %.4f s (ratio %.2f)\n",
-              name, variant.name, static_cast<long long>(members), seconds, trials, run_seconds,
-              static_cast<long long>(accepted), rate, floor, floor / seconds);
+  std::printf(
+      "  %-6s %-14s %5lld members: %8.4f s (trials %.4f s; whole run %.4f s) for %lld steps, %.4g member-steps/s, "
+      "FFT floor %.4f s (ratio %.2f)\n",
+      name, variant.name, static_cast<long long>(members), seconds, trials, run_seconds,
+      static_cast<long long>(accepted), rate, floor, floor / seconds);
   std::fflush(stdout);
   return o.str();
 }

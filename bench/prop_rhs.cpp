@@ -74,12 +74,12 @@ int main(int argc, char** argv) {
     // the batch and reset to one thread after: the batch's plans must be single-threaded.
     fftw_plan_with_nthreads(threads);
     const int n = static_cast<int>(points);
-    fftw_plan many_forward = fftw_plan_many_dft(1, &n, static_cast<int>(members), reinterpret_cast<fftw_complex*>(rows),
-                                                nullptr, 1, n, reinterpret_cast<fftw_complex*>(rows), nullptr, 1, n,
-                                                FFTW_FORWARD, FFTW_MEASURE);
-    fftw_plan many_backward = fftw_plan_many_dft(1, &n, static_cast<int>(members), reinterpret_cast<fftw_complex*>(rows),
-                                                 nullptr, 1, n, reinterpret_cast<fftw_complex*>(rows), nullptr, 1, n,
-                                                 FFTW_BACKWARD, FFTW_MEASURE);
+    fftw_plan many_forward =
+        fftw_plan_many_dft(1, &n, static_cast<int>(members), reinterpret_cast<fftw_complex*>(rows), nullptr, 1, n,
+                           reinterpret_cast<fftw_complex*>(rows), nullptr, 1, n, FFTW_FORWARD, FFTW_MEASURE);
+    fftw_plan many_backward =
+        fftw_plan_many_dft(1, &n, static_cast<int>(members), reinterpret_cast<fftw_complex*>(rows), nullptr, 1, n,
+                           reinterpret_cast<fftw_complex*>(rows), nullptr, 1, n, FFTW_BACKWARD, FFTW_MEASURE);
     fftw_plan_with_nthreads(1);
     std::copy(in, in + size, rows);
 
@@ -89,17 +89,17 @@ int main(int argc, char** argv) {
 
     // Each FFTW-threads call starts from fresh rows (the transforms are unnormalised: repeated,
     // the values would overflow); the copy's own time is subtracted.
-    const std::vector<double> t = seconds_per_call(
-        reps, blocks,
-        {[&] { batch.evaluate(batch_physics, in, out); }, [&] { batch.transforms_only(batch_physics, rows); },
-         [&] { std::copy(in, in + size, rows); },
-         [&] {
-           std::copy(in, in + size, rows);
-           fftw_execute(many_forward);
-           fftw_execute(many_backward);
-           fftw_execute(many_forward);
-           fftw_execute(many_backward);
-         }});
+    const std::vector<double> t =
+        seconds_per_call(reps, blocks,
+                         {[&] { batch.evaluate(batch_physics, in, out); },
+                          [&] { batch.transforms_only(batch_physics, rows); }, [&] { std::copy(in, in + size, rows); },
+                          [&] {
+                            std::copy(in, in + size, rows);
+                            fftw_execute(many_forward);
+                            fftw_execute(many_backward);
+                            fftw_execute(many_forward);
+                            fftw_execute(many_backward);
+                          }});
     const double evaluate = t[0], bare = t[1], fftw_threads = t[3] - t[2];
     std::printf(
         "{\"n\": %lld, \"members\": %lld, \"threads\": %d, \"ffts_per_evaluation\": %lld, "

@@ -32,6 +32,7 @@ APT_PACKAGES=(
   cmake g++ libhwy-dev pkg-config libgtest-dev libbenchmark-dev
   libcli11-dev libfmt-dev libfftw3-dev libhdf5-dev libtomlplusplus-dev zlib1g-dev
   nlohmann-json3-dev  # the safetensors header
+  clang-format  # the format test (tests/format.cmake)
 )
 
 if [[ "${LOCKSTEP_SKIP_APT:-0}" != "1" ]]; then

@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);  // prints the help, the version or the reason
+    const int code = app.exit(e);                         // prints the help, the version or the reason
     return code == 0 ? 0 : lockstep::cli::kExitBadInput;  // --help / --version: 0; bad options: 2
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "lockstep: error: %s\n", e.what());

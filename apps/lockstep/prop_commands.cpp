@@ -108,7 +108,7 @@ struct Job {
   std::vector<std::string> labels;
   std::vector<fs::path> files;
   std::vector<Member> members;
-  bool ensemble = false;  ///< shot-noise members of one configuration: a coherence figure too
+  bool ensemble = false;       ///< shot-noise members of one configuration: a coherence figure too
   bool files_written = false;  ///< every member's file holds its current state (a resumed job)
 };
 
@@ -291,8 +291,8 @@ void advance(Job& job, const RunFlags& flags) {
     invalid_argument(kWhere, "--evaluation reference runs on the CPU only (on CUDA, --batch-memory caps the batch)");
   double budget_mib = flags.batch_memory_mib;
   if (budget_mib == 0)
-    budget_mib = engine_options.device == Device::cuda ? 0.8 * static_cast<double>(cuda_free_memory()) / 1048576.0
-                                                       : 4096.0;
+    budget_mib =
+        engine_options.device == Device::cuda ? 0.8 * static_cast<double>(cuda_free_memory()) / 1048576.0 : 4096.0;
   std::vector<const Member*> all;
   for (const Member& m : job.members) all.push_back(&m);
   const auto batches = select_batch(all, static_cast<std::int64_t>(budget_mib * 1048576.0), engine_options);
@@ -377,7 +377,8 @@ void report(const Job& job) {
     }
     std::printf("%s: z = %.6g m, %lld steps (%lld rejected), %lld RHS evaluations, photon-number drift %.2e, %.2f s\n",
                 job.files[k].string().c_str(), l.z, static_cast<long long>(l.accepted_steps),
-                static_cast<long long>(l.rejected_steps), static_cast<long long>(l.rhs_evaluations), drift, l.wall_time);
+                static_cast<long long>(l.rejected_steps), static_cast<long long>(l.rhs_evaluations), drift,
+                l.wall_time);
   }
 }
 
@@ -406,8 +407,8 @@ Job job_from_recipe(const std::string& recipe_path, const std::string& output_di
   for (MemberSpec& spec : expand_members(recipe)) {
     if (!replayed.empty()) {
       if (std::abs(replayed.back() - spec.config.fibre.length) > 1e-12 * spec.config.fibre.length)
-        invalid_argument(kWhere, "--replay ", replay, " ends at z = ", replayed.back(),
-                         " m, but the fibre is ", spec.config.fibre.length, " m long");
+        invalid_argument(kWhere, "--replay ", replay, " ends at z = ", replayed.back(), " m, but the fibre is ",
+                         spec.config.fibre.length, " m long");
       spec.config.stepping.adaptive = false;
       spec.config.stepping.schedule = replayed;
     }
@@ -423,8 +424,8 @@ Job job_from_recipe(const std::string& recipe_path, const std::string& output_di
 void run_recipe(const std::string& recipe_path, const RunFlags& flags, bool require_scan) {
   Job job = job_from_recipe(recipe_path, flags.output_dir, flags.replay);
   if (require_scan && job.members.size() < 2)
-    invalid_argument(kWhere, "'prop scan' needs a recipe with a [scan] or an [ensemble] section; ",
-                     recipe_path, " describes one member (use 'prop run')");
+    invalid_argument(kWhere, "'prop scan' needs a recipe with a [scan] or an [ensemble] section; ", recipe_path,
+                     " describes one member (use 'prop run')");
   advance(job, flags);
   write_all_figures(job, flags);
   report(job);
@@ -445,14 +446,15 @@ void resume_files(const std::vector<std::string>& files, const std::string& reci
       const MemberSpec* spec = nullptr;
       for (const MemberSpec& s : specs)
         if (s.label == d.label) spec = &s;
-      if (!spec) invalid_argument(kWhere, file, " holds member '", d.label, "', which ", recipe_path, " does not describe");
+      if (!spec)
+        invalid_argument(kWhere, file, " holds member '", d.label, "', which ", recipe_path, " does not describe");
       check_resumable(spec->config, d);
     }
     job.recipe_text = d.recipe;
     job.labels.push_back(d.label);
     job.files.push_back(file);
-    job.members.push_back(Member::resume(d.config, std::move(d.field_w), d.ledger, std::move(d.statistics),
-                                         std::move(d.planes)));
+    job.members.push_back(
+        Member::resume(d.config, std::move(d.field_w), d.ledger, std::move(d.statistics), std::move(d.planes)));
   }
   job.files_written = true;
   bool noise = job.members.size() > 1;
@@ -504,13 +506,16 @@ void add_prop_commands(CLI::App& app) {
   resume->add_option("files", *resume_paths, "Result files (.h5) written by 'prop run' or 'prop scan'")
       ->required()
       ->check(CLI::ExistingFile);
-  resume->add_option("--recipe", *resume_recipe,
-                     "Continue only if this recipe describes the same configuration (refusals name the fields that differ)")
+  resume
+      ->add_option(
+          "--recipe", *resume_recipe,
+          "Continue only if this recipe describes the same configuration (refusals name the fields that differ)")
       ->check(CLI::ExistingFile);
   resume_flags->add_to(*resume, false);
   resume->callback([=] { resume_files(*resume_paths, *resume_recipe, *resume_flags); });
 
-  auto* plot = prop->add_subcommand("plot", "Write the figures of result files (spectral and temporal evolution, final spectrum)");
+  auto* plot = prop->add_subcommand(
+      "plot", "Write the figures of result files (spectral and temporal evolution, final spectrum)");
   auto plot_paths = std::make_shared<std::vector<std::string>>();
   auto plot_dir = std::make_shared<std::string>();
   plot->add_option("files", *plot_paths, "Result files (.h5)")->required()->check(CLI::ExistingFile);

@@ -39,13 +39,16 @@ struct ModelFlags {
   CLI::Option *ansatz_opt = nullptr, *preacts_opt = nullptr, *measure_opt = nullptr, *activation_opt = nullptr;
 
   void add_to(CLI::App& cmd) {
-    ansatz_opt = cmd.add_option("--ansatz", ansatz, "Circuit ansatz: pz_encoding (pz), rpz_encoding (rpz), px_encoding (px), real, mix")
+    ansatz_opt = cmd.add_option("--ansatz", ansatz,
+                                "Circuit ansatz: pz_encoding (pz), rpz_encoding (rpz), px_encoding (px), real, mix")
                      ->capture_default_str();
-    preacts_opt = cmd.add_flag("--preacts-trainable", preacts_trainable, "The data angle is w·x + c (the encoding is on)");
+    preacts_opt =
+        cmd.add_flag("--preacts-trainable", preacts_trainable, "The data angle is w·x + c (the encoding is on)");
     measure_opt = cmd.add_option("--measure", measure, "fast (|α| − |β|) or z (⟨Z⟩)")
                       ->check(CLI::IsMember({"fast", "z"}))
                       ->capture_default_str();
-    activation_opt = cmd.add_option("--base-activation", base_activation, "silu, gelu, relu, tanh or sigmoid")->capture_default_str();
+    activation_opt = cmd.add_option("--base-activation", base_activation, "silu, gelu, relu, tanh or sigmoid")
+                         ->capture_default_str();
   }
   qkan::ModelOptions options() const {
     qkan::ModelOptions o;
@@ -106,12 +109,14 @@ Rows load_rows(const std::string& path, std::string_view where) {
   }
   npy::Array a = npy::load(path);
   if (a.shape.size() == 1) a.shape.push_back(1);
-  if (a.shape.size() != 2) invalid_argument(where, path, " has shape ", to_string(a.shape), "; expected (rows, columns)");
+  if (a.shape.size() != 2)
+    invalid_argument(where, path, " has shape ", to_string(a.shape), "; expected (rows, columns)");
   return {a.shape[0], a.shape[1], std::move(a.values), a.stored};
 }
 
 /// Writes (rows, cols) values as .csv when the path ends so, else as .npy of `dtype`.
-void save_rows(const std::string& path, std::span<const double> values, std::int64_t rows, std::int64_t cols, DType dtype) {
+void save_rows(const std::string& path, std::span<const double> values, std::int64_t rows, std::int64_t cols,
+               DType dtype) {
   if (has_extension(path, ".csv")) csv::save(path, values, rows, cols);
   else npy::save(path, values, {rows, cols}, dtype);
 }
@@ -128,7 +133,8 @@ std::vector<std::int64_t> parse_widths(const std::string& text, std::string_view
     } catch (const std::exception&) {
       used = 0;
     }
-    if (used != item.size() || v < 1) invalid_argument(where, "--widths wants positive integers like 1,5,1, got '", text, "'");
+    if (used != item.size() || v < 1)
+      invalid_argument(where, "--widths wants positive integers like 1,5,1, got '", text, "'");
     w.push_back(v);
   }
   if (w.size() < 2) invalid_argument(where, "--widths needs at least two widths, got '", text, "'");
@@ -151,8 +157,8 @@ struct FitArgs {
   std::string device = "cpu";
   std::string output = "qkan_fit.safetensors", history = "qkan_fit_history.csv", plot;
   std::string activations_plot;  // figure of every edge's learned function; empty: none
-  std::string init;     // start from this model file's weights instead of a fresh initialisation
-  std::string summary;  // JSON with the final losses, evaluations and time
+  std::string init;              // start from this model file's weights instead of a fresh initialisation
+  std::string summary;           // JSON with the final losses, evaluations and time
   int threads = 0;
   ModelFlags flags;
   CLI::Option *widths_opt = nullptr, *reps_opt = nullptr, *plot_opt = nullptr;
@@ -180,19 +186,22 @@ qkan::Dataset load_dataset(const FitArgs& a) {
 /// The figure of the fit on the test rows (the training rows when there are none): for one
 /// input and one output the curves over x; otherwise predicted against true values (for
 /// cross-entropy, the predicted class against the true one).
-void write_plot(const FitArgs& a, const qkan::Model& model, const qkan::Dataset& d, qkan::Loss loss, const qkan::History& h) {
+void write_plot(const FitArgs& a, const qkan::Model& model, const qkan::Dataset& d, qkan::Loss loss,
+                const qkan::History& h) {
   const bool test = d.n_test > 0;
   const std::vector<double>& x = test ? d.test_x : d.train_x;
   const std::vector<double>& t = test ? d.test_y : d.train_y;
   const std::int64_t n = test ? d.n_test : d.n_train, O = model.widths.back();
   const std::vector<double> y = qkan::forward(model, x, n);
   qkan::FitPlotData p;
-  p.title = a.train_x.empty() ? "qkan fit: " + a.formula : "qkan fit: " + std::filesystem::path(a.train_x).filename().string();
+  p.title = a.train_x.empty() ? "qkan fit: " + a.formula
+                              : "qkan fit: " + std::filesystem::path(a.train_x).filename().string();
   p.title += test ? " (test rows)" : " (training rows)";
   if (loss == qkan::Loss::cross_entropy) {
     for (std::int64_t r = 0; r < n; ++r) {
       p.target.push_back(t[r]);
-      p.prediction.push_back(double(std::max_element(y.begin() + r * O, y.begin() + (r + 1) * O) - (y.begin() + r * O)));
+      p.prediction.push_back(
+          double(std::max_element(y.begin() + r * O, y.begin() + (r + 1) * O) - (y.begin() + r * O)));
     }
     p.loss_name = "cross-entropy";
   } else {
@@ -239,7 +248,8 @@ void run_fit(FitArgs a) {
   const qkan::Dataset d = load_dataset(a);
   std::int64_t outputs = d.n_out;
   if (loss == qkan::Loss::cross_entropy) {
-    if (d.n_out != 1) invalid_argument("qkan fit", "cross_entropy wants one target column of class indices, got ", d.n_out);
+    if (d.n_out != 1)
+      invalid_argument("qkan fit", "cross_entropy wants one target column of class indices, got ", d.n_out);
     double top = 0;
     for (double c : d.train_y) top = std::max(top, c);
     outputs = static_cast<std::int64_t>(top) + 1;
@@ -268,17 +278,19 @@ void run_fit(FitArgs a) {
   std::ostringstream csv;
   csv << "step,train_loss,test_loss\n";
   csv.precision(9);
-  for (std::size_t k = 0; k < h.train_loss.size(); ++k) csv << k + 1 << ',' << h.train_loss[k] << ',' << h.test_loss[k] << '\n';
+  for (std::size_t k = 0; k < h.train_loss.size(); ++k)
+    csv << k + 1 << ',' << h.train_loss[k] << ',' << h.test_loss[k] << '\n';
   write_text(a.history, csv.str(), "qkan fit");
   if (!a.plot.empty()) write_plot(a, model, d, loss, h);
   if (!a.activations_plot.empty()) write_activations(a.activations_plot, model, d);
-  const double train = h.train_loss.empty() ? NAN : h.train_loss.back(), test = h.test_loss.empty() ? NAN : h.test_loss.back();
+  const double train = h.train_loss.empty() ? NAN : h.train_loss.back(),
+               test = h.test_loss.empty() ? NAN : h.test_loss.back();
   if (!a.summary.empty()) {
     std::ostringstream js;
     js << "{\"steps\": " << h.train_loss.size() << ", \"train_loss\": " << json_number(train)
        << ", \"test_loss\": " << json_number(test) << ", \"evaluations\": " << h.evaluations
-       << ", \"seconds\": " << json_number(h.seconds) << ", \"dtype\": \"" << a.dtype << "\", \"device\": \"" << a.device
-       << "\", \"threads\": " << num_threads() << "}\n";
+       << ", \"seconds\": " << json_number(h.seconds) << ", \"dtype\": \"" << a.dtype << "\", \"device\": \""
+       << a.device << "\", \"threads\": " << num_threads() << "}\n";
     write_text(a.summary, js.str(), "qkan fit");
   }
   std::cout << "qkan fit: train loss " << train << ", test loss " << test << ", " << h.evaluations
@@ -321,7 +333,8 @@ void run_eval(const EvalArgs& a) {
   qkan::Model model = qkan::from_safetensors(file, a.flags.options_for(file));
   const Rows x = load_rows(a.input, "qkan eval");
   if (x.cols != model.widths.front())
-    invalid_argument("qkan eval", a.input, " has ", x.cols, " columns; the model takes ", model.widths.front(), " inputs");
+    invalid_argument("qkan eval", a.input, " has ", x.cols, " columns; the model takes ", model.widths.front(),
+                     " inputs");
   const std::int64_t B = x.n;
   // Every tensor the loss depends on gets its gradient, whatever trains in a fit.
   if (!a.targets.empty())
@@ -339,7 +352,8 @@ void run_eval(const EvalArgs& a) {
   const Rows t = load_rows(a.targets, "qkan eval");
   const std::int64_t want = kind == qkan::Loss::mse ? model.widths.back() : 1;
   if (t.n != B || t.cols != want)
-    invalid_argument("qkan eval", a.targets, " has ", t.n, "x", t.cols, " values; expected ", B, "x", want, " for ", a.loss);
+    invalid_argument("qkan eval", a.targets, " has ", t.n, "x", t.cols, " values; expected ", B, "x", want, " for ",
+                     a.loss);
   engine->load(*rows, x.values, B, t.values, kind);
   const double value = engine->loss_and_gradient(*rows);
   const std::vector<qkan::LayerParams>& g = engine->gradient();
@@ -400,29 +414,32 @@ void run_bench(const BenchArgs& a) {
   engine->load(*batch, x, B, t);
   const auto adam = engine->make_adam(qkan::AdamOptions{});
   rows.push_back(time_calls("forward", a.warmup, a.repeats, [&] { sink += engine->forward(*batch)[0]; }));
-  rows.push_back(time_calls("forward+backward", a.warmup, a.repeats, [&] { sink += engine->loss_and_gradient(*batch); }));
+  rows.push_back(
+      time_calls("forward+backward", a.warmup, a.repeats, [&] { sink += engine->loss_and_gradient(*batch); }));
   rows.push_back(time_calls("training step (Adam)", a.warmup, a.repeats, [&] {
     sink += engine->loss_and_gradient(*batch);
     adam->step();
   }));
   if (!std::isfinite(sink)) runtime_failure("qkan bench", "the benchmark's results are not finite");
 
-  std::cout << "qkan bench: widths " << a.widths << ", batch " << B << ", reps " << a.reps << ", " << a.flags.ansatz << ", "
-            << a.dtype << ", " << (a.device == "cuda" ? std::string("cuda") : std::to_string(num_threads()) + " threads") << "; "
+  std::cout << "qkan bench: widths " << a.widths << ", batch " << B << ", reps " << a.reps << ", " << a.flags.ansatz
+            << ", " << a.dtype << ", "
+            << (a.device == "cuda" ? std::string("cuda") : std::to_string(num_threads()) + " threads") << "; "
             << circuits << " circuits per forward\n";
   std::cout << std::left << std::setw(24) << "what" << std::right << std::setw(14) << "median ms" << std::setw(14)
-            << "min ms" << std::setw(18) << "ns per circuit" << "\n";
+            << "min ms" << std::setw(18) << "ns per circuit"
+            << "\n";
   for (const Timing& r : rows)
-    std::cout << std::left << std::setw(24) << r.what << std::right << std::fixed << std::setprecision(4) << std::setw(14)
-              << 1e3 * r.median_s << std::setw(14) << 1e3 * r.min_s << std::setprecision(2) << std::setw(18)
-              << 1e9 * r.median_s / double(circuits) << "\n";
+    std::cout << std::left << std::setw(24) << r.what << std::right << std::fixed << std::setprecision(4)
+              << std::setw(14) << 1e3 * r.median_s << std::setw(14) << 1e3 * r.min_s << std::setprecision(2)
+              << std::setw(18) << 1e9 * r.median_s / double(circuits) << "\n";
   if (!a.json.empty()) {
     std::ostringstream js;
     js << "{\"widths\": [";
     for (std::size_t k = 0; k < widths.size(); ++k) js << (k ? ", " : "") << widths[k];
-    js << "], \"batch\": " << B << ", \"reps\": " << a.reps << ", \"ansatz\": \"" << a.flags.ansatz << "\", \"dtype\": \""
-       << a.dtype << "\", \"device\": \"" << a.device << "\", \"threads\": " << num_threads() << ", \"repeats\": " << a.repeats << ", \"circuits\": " << circuits
-       << ", \"timings\": [";
+    js << "], \"batch\": " << B << ", \"reps\": " << a.reps << ", \"ansatz\": \"" << a.flags.ansatz
+       << "\", \"dtype\": \"" << a.dtype << "\", \"device\": \"" << a.device << "\", \"threads\": " << num_threads()
+       << ", \"repeats\": " << a.repeats << ", \"circuits\": " << circuits << ", \"timings\": [";
     for (std::size_t k = 0; k < rows.size(); ++k)
       js << (k ? ", " : "") << "{\"what\": \"" << rows[k].what << "\", \"median_s\": " << json_number(rows[k].median_s)
          << ", \"min_s\": " << json_number(rows[k].min_s) << "}";
@@ -440,58 +457,85 @@ void add_qkan_commands(CLI::App& app) {
   auto fa = std::make_shared<FitArgs>();
   auto* fit = qkan->add_subcommand(
       "fit", "Train a model on a built-in formula (default: sin(20x)/(20x) on [0, 1]) or on data files (.npy or .csv)");
-  fit->add_option("--formula", fa->formula, "Built-in target: j0like, sin, exp_sin, product, sum_squares")->capture_default_str();
-  fit->add_option("--range", fa->range, "Input range of the formula's variables: lo hi")->expected(2)->capture_default_str();
-  fit->add_option("--train", fa->n_train, "Training rows drawn from the formula")->check(CLI::PositiveNumber)->capture_default_str();
-  fit->add_option("--test", fa->n_test, "Test rows drawn from the formula")->check(CLI::NonNegativeNumber)->capture_default_str();
-  fit->add_option("--train-x", fa->train_x, "Training inputs (.npy or .csv, (n, I)) instead of a formula")->check(CLI::ExistingFile);
-  fit->add_option("--train-y", fa->train_y, "Training targets (.npy or .csv, (n, O), or class indices for cross_entropy)")
+  fit->add_option("--formula", fa->formula, "Built-in target: j0like, sin, exp_sin, product, sum_squares")
+      ->capture_default_str();
+  fit->add_option("--range", fa->range, "Input range of the formula's variables: lo hi")
+      ->expected(2)
+      ->capture_default_str();
+  fit->add_option("--train", fa->n_train, "Training rows drawn from the formula")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  fit->add_option("--test", fa->n_test, "Test rows drawn from the formula")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  fit->add_option("--train-x", fa->train_x, "Training inputs (.npy or .csv, (n, I)) instead of a formula")
+      ->check(CLI::ExistingFile);
+  fit->add_option("--train-y", fa->train_y,
+                  "Training targets (.npy or .csv, (n, O), or class indices for cross_entropy)")
       ->check(CLI::ExistingFile);
   fit->add_option("--test-x", fa->test_x, "Test inputs (.npy or .csv)")->check(CLI::ExistingFile);
   fit->add_option("--test-y", fa->test_y, "Test targets (.npy or .csv)")->check(CLI::ExistingFile);
   fa->widths_opt = fit->add_option("--widths", fa->widths, "Layer widths, e.g. 1,5,1 (default: inputs, outputs)");
-  fa->reps_opt = fit->add_option("--reps", fa->reps, "Circuit repetitions")->check(CLI::Range(1, 64))->capture_default_str();
-  fit->add_option("--init", fa->init, "Start from this model file's weights (safetensors) instead of a seeded initialisation")
+  fa->reps_opt =
+      fit->add_option("--reps", fa->reps, "Circuit repetitions")->check(CLI::Range(1, 64))->capture_default_str();
+  fit->add_option("--init", fa->init,
+                  "Start from this model file's weights (safetensors) instead of a seeded initialisation")
       ->check(CLI::ExistingFile);
-  fit->add_flag("--freeze-extras", fa->freeze_extras, "Train θ (and w, c) only: base weight, postact weights and bias stay fixed");
-  fit->add_option("--optimizer", fa->fit.optimizer, "lbfgs or adam")->check(CLI::IsMember({"lbfgs", "adam"}))->capture_default_str();
+  fit->add_flag("--freeze-extras", fa->freeze_extras,
+                "Train θ (and w, c) only: base weight, postact weights and bias stay fixed");
+  fit->add_option("--optimizer", fa->fit.optimizer, "lbfgs or adam")
+      ->check(CLI::IsMember({"lbfgs", "adam"}))
+      ->capture_default_str();
   fit->add_option("--steps", fa->fit.steps, "Optimizer steps")->check(CLI::Range(0, 100000000))->capture_default_str();
   fit->add_option("--lr", fa->fit.lr, "Learning rate")->check(CLI::PositiveNumber)->capture_default_str();
   fit->add_option("--batch", fa->fit.batch, "Rows per step (-1: all)")->capture_default_str();
-  fit->add_option("--loss", fa->loss, "mse or cross_entropy")->check(CLI::IsMember({"mse", "cross_entropy"}))->capture_default_str();
+  fit->add_option("--loss", fa->loss, "mse or cross_entropy")
+      ->check(CLI::IsMember({"mse", "cross_entropy"}))
+      ->capture_default_str();
   fit->add_option("--dtype", fa->dtype, "Compute precision: f64, or f32 (qkan.QKAN's default)")
       ->check(CLI::IsMember({"f32", "f64"}))
       ->capture_default_str();
   add_device_option(*fit, fa->device);
-  fit->add_option("--seed", fa->fit.seed, "Seed of the data, the initialisation and the batches")->capture_default_str();
+  fit->add_option("--seed", fa->fit.seed, "Seed of the data, the initialisation and the batches")
+      ->capture_default_str();
   fit->add_option("--output", fa->output, "Model file to write (safetensors)")->capture_default_str();
   fit->add_option("--history", fa->history, "Loss history to write (CSV: step, train, test)")->capture_default_str();
-  fa->plot_opt = fit->add_option("--plot", fa->plot,
-                                 "Figure of the fit and the loss history to write (PNG; default: --output's path with .png, "
-                                 "qkan_fit.png; \"\" for none)");
+  fa->plot_opt =
+      fit->add_option("--plot", fa->plot,
+                      "Figure of the fit and the loss history to write (PNG; default: --output's path with .png, "
+                      "qkan_fit.png; \"\" for none)");
   fit->add_option("--activations-plot", fa->activations_plot,
                   "Also write a figure of every edge's learned function, a panel per layer (PNG)");
   fit->add_option("--summary", fa->summary, "Also write the final losses, evaluations and time as JSON to this file");
-  fit->add_option("--threads", fa->threads, "CPU threads (default: OMP_NUM_THREADS, else every core)")->check(CLI::PositiveNumber);
-  fit->add_flag("--quiet", [fa](std::int64_t) { fa->fit.progress = false; }, "No progress line");
+  fit->add_option("--threads", fa->threads, "CPU threads (default: OMP_NUM_THREADS, else every core)")
+      ->check(CLI::PositiveNumber);
+  fit->add_flag(
+      "--quiet", [fa](std::int64_t) { fa->fit.progress = false; }, "No progress line");
   fa->flags.preacts_trainable = true;  // the quick start's configuration; --no-preacts-trainable turns it off
   fa->flags.add_to(*fit);
-  fit->add_flag("--no-preacts-trainable{false}", fa->flags.preacts_trainable, "Raw x as the data angle (the encoding off)");
+  fit->add_flag("--no-preacts-trainable{false}", fa->flags.preacts_trainable,
+                "Raw x as the data angle (the encoding off)");
   fit->callback([fa] { run_fit(*fa); });
 
   auto ea = std::make_shared<EvalArgs>();
-  auto* eval = qkan->add_subcommand("eval", "Evaluate a model (safetensors, qkan's state_dict) on inputs (.npy or .csv, (B, I))");
+  auto* eval = qkan->add_subcommand(
+      "eval", "Evaluate a model (safetensors, qkan's state_dict) on inputs (.npy or .csv, (B, I))");
   eval->add_option("--model", ea->model, "Model file (.safetensors)")->required()->check(CLI::ExistingFile);
-  eval->add_option("--input", ea->input, "Inputs: a float32 or float64 .npy, or a .csv, of shape (B, I)")->required()->check(CLI::ExistingFile);
-  eval->add_option("--output", ea->output, "Where to write the outputs, (B, O): .csv, or .npy in the inputs' dtype")->required();
-  auto* targets = eval->add_option("--targets", ea->targets, "Targets (.npy or .csv): also print the loss of the outputs against them")
+  eval->add_option("--input", ea->input, "Inputs: a float32 or float64 .npy, or a .csv, of shape (B, I)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  eval->add_option("--output", ea->output, "Where to write the outputs, (B, O): .csv, or .npy in the inputs' dtype")
+      ->required();
+  auto* targets = eval->add_option("--targets", ea->targets,
+                                   "Targets (.npy or .csv): also print the loss of the outputs against them")
                       ->check(CLI::ExistingFile);
   eval->add_option("--loss", ea->loss, "mse or cross_entropy (targets are class indices)")
       ->check(CLI::IsMember({"mse", "cross_entropy"}))
       ->capture_default_str()
       ->needs(targets);
-  eval->add_option("--gradients", ea->gradients,
-                   "Write the loss's gradient with respect to every parameter here (safetensors, qkan's names, float64)")
+  eval->add_option(
+          "--gradients", ea->gradients,
+          "Write the loss's gradient with respect to every parameter here (safetensors, qkan's names, float64)")
       ->needs(targets);
   add_device_option(*eval, ea->device);
   ea->flags.add_to(*eval);
@@ -502,12 +546,17 @@ void add_qkan_commands(CLI::App& app) {
   bench->add_option("--widths", ba->widths, "Layer widths, e.g. 64,64 or 8,16,1")->capture_default_str();
   bench->add_option("--batch", ba->batch, "Rows per call")->check(CLI::PositiveNumber)->capture_default_str();
   bench->add_option("--reps", ba->reps, "Circuit repetitions")->check(CLI::Range(1, 64))->capture_default_str();
-  bench->add_option("--dtype", ba->dtype, "Compute precision: f32 or f64")->check(CLI::IsMember({"f32", "f64"}))->capture_default_str();
-  bench->add_option("--threads", ba->threads, "CPU threads (default: OMP_NUM_THREADS, else every core)")->check(CLI::PositiveNumber);
+  bench->add_option("--dtype", ba->dtype, "Compute precision: f32 or f64")
+      ->check(CLI::IsMember({"f32", "f64"}))
+      ->capture_default_str();
+  bench->add_option("--threads", ba->threads, "CPU threads (default: OMP_NUM_THREADS, else every core)")
+      ->check(CLI::PositiveNumber);
   bench->add_option("--repeats", ba->repeats, "Timed calls per measurement (the median is reported)")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
-  bench->add_option("--warmup", ba->warmup, "Untimed calls first")->check(CLI::Range(0, 1000000))->capture_default_str();
+  bench->add_option("--warmup", ba->warmup, "Untimed calls first")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
   bench->add_option("--json", ba->json, "Also write the results as JSON to this file");
   add_device_option(*bench, ba->device);
   ba->flags.add_to(*bench);

@@ -63,16 +63,14 @@ std::string dtype_name(nb::dlpack::dtype dt) {
   return kind + std::to_string(dt.bits);
 }
 
-template <class A>
-std::string shape_of(const A& a) {
+template <class A> std::string shape_of(const A& a) {
   std::string s = "(";
   for (size_t k = 0; k < a.ndim(); ++k) s += (k ? "," : "") + std::to_string(a.shape(k));
   return s + (a.ndim() == 1 ? ",)" : ")");
 }
 
 /// Validates device, dtype and C-contiguity; returns the view the C++ API takes.
-template <class A>
-ConstTensor view(std::string_view where, std::string_view name, const A& a) {
+template <class A> ConstTensor view(std::string_view where, std::string_view name, const A& a) {
   lockstep::Device device = lockstep::Device::cpu;
   if (a.device_type() == nb::device::cuda::value) {
     if (!lockstep::cuda_available())
@@ -130,8 +128,8 @@ q::Grads grads_of(std::string_view where, const OptOutArray& x, const OptOutArra
   return g;
 }
 
-q::Options options(const std::string& ansatz, int reps, bool preacts_trainable, bool fast_measure,
-                   std::int64_t out_dim, const std::string& path, std::uintptr_t stream) {
+q::Options options(const std::string& ansatz, int reps, bool preacts_trainable, bool fast_measure, std::int64_t out_dim,
+                   const std::string& path, std::uintptr_t stream) {
   q::Options o;
   o.ansatz = q::parse_ansatz(ansatz);
   o.reps = reps;
@@ -146,18 +144,18 @@ q::Options options(const std::string& ansatz, int reps, bool preacts_trainable, 
 DType parse_dtype(std::string_view name) {
   if (name == "float32" || name == "f32") return DType::f32;
   if (name == "float64" || name == "f64") return DType::f64;
-  throw std::invalid_argument("[lockstep.explain] dtype must be 'float32' or 'float64', got '" +
-                              std::string(name) + "'");
+  throw std::invalid_argument("[lockstep.explain] dtype must be 'float32' or 'float64', got '" + std::string(name) +
+                              "'");
 }
 
 // The keyword-only options every solver entry point takes, with the C++ defaults.
-#define LOCKSTEP_OPTION_ARGS                                                                    \
-  nb::kw_only(), "ansatz"_a = "pz_encoding", "reps"_a = 3, "preacts_trainable"_a = false,       \
-      "fast_measure"_a = true, "out_dim"_a = -1, "path"_a = "automatic", "stream"_a = 0
+#define LOCKSTEP_OPTION_ARGS                                                                                       \
+  nb::kw_only(), "ansatz"_a = "pz_encoding", "reps"_a = 3, "preacts_trainable"_a = false, "fast_measure"_a = true, \
+                 "out_dim"_a = -1, "path"_a = "automatic", "stream"_a = 0
 
-#define LOCKSTEP_OPTION_PARAMS                                                                  \
-  const std::string &ansatz, int reps, bool preacts_trainable, bool fast_measure,               \
-      std::int64_t out_dim, const std::string &path, std::uintptr_t stream
+#define LOCKSTEP_OPTION_PARAMS                                                                          \
+  const std::string &ansatz, int reps, bool preacts_trainable, bool fast_measure, std::int64_t out_dim, \
+      const std::string &path, std::uintptr_t stream
 
 #define LOCKSTEP_OPTIONS options(ansatz, reps, preacts_trainable, fast_measure, out_dim, path, stream)
 
@@ -168,12 +166,11 @@ NB_MODULE(_lockstep, m) {
       "Low-level bindings of the lockstep C++ library (validate-and-call; no autograd). "
       "Use lockstep.qkan for the torch-facing API.";
 
-  m.def("version", [] { return std::string(lockstep::version()); },
-        "The library version, e.g. '0.1.0'.");
+  m.def(
+      "version", [] { return std::string(lockstep::version()); }, "The library version, e.g. '0.1.0'.");
   m.def("build_summary", &lockstep::build_summary,
         "One line describing the build: version, CUDA on/off, SIMD target, threads.");
-  m.def("cuda_available", &lockstep::cuda_available,
-        "True when built with CUDA and a CUDA device is visible.");
+  m.def("cuda_available", &lockstep::cuda_available, "True when built with CUDA and a CUDA device is visible.");
   m.def("num_threads", &lockstep::num_threads, "Threads the CPU kernels use.");
   m.def("set_num_threads", &lockstep::set_num_threads, "n"_a,
         "Sets the CPU kernels' thread count for later calls (n >= 1).");
@@ -205,8 +202,7 @@ NB_MODULE(_lockstep, m) {
 
   m.def(
       "solve_output_shape",
-      [](const Array& x, const Array& theta, const OptArray& w, const OptArray& c,
-         LOCKSTEP_OPTION_PARAMS) {
+      [](const Array& x, const Array& theta, const OptArray& w, const OptArray& c, LOCKSTEP_OPTION_PARAMS) {
         constexpr const char* where = "qkan.solve";
         const Inputs in = inputs(where, x, theta, w, c);
         const Shape s = q::solve_output_shape(LOCKSTEP_OPTIONS, in.x, in.theta, in.w, in.c);
@@ -217,8 +213,8 @@ NB_MODULE(_lockstep, m) {
 
   m.def(
       "solve_forward",
-      [](const Array& x, const Array& theta, const OptArray& w, const OptArray& c,
-         const OutArray& postacts, LOCKSTEP_OPTION_PARAMS) {
+      [](const Array& x, const Array& theta, const OptArray& w, const OptArray& c, const OutArray& postacts,
+         LOCKSTEP_OPTION_PARAMS) {
         constexpr const char* where = "qkan.solve";
         const q::Options opt = LOCKSTEP_OPTIONS;
         const Inputs in = inputs(where, x, theta, w, c);
@@ -226,14 +222,14 @@ NB_MODULE(_lockstep, m) {
         nb::gil_scoped_release release;
         q::solve_forward(opt, in.x, in.theta, in.w, in.c, out);
       },
-      "x"_a, "theta"_a, "preacts_weight"_a.none(), "preacts_bias"_a.none(), "postacts"_a,
-      LOCKSTEP_OPTION_ARGS, "Writes postacts (B, O', I).");
+      "x"_a, "theta"_a, "preacts_weight"_a.none(), "preacts_bias"_a.none(), "postacts"_a, LOCKSTEP_OPTION_ARGS,
+      "Writes postacts (B, O', I).");
 
   m.def(
       "solve_backward",
-      [](const Array& x, const Array& theta, const OptArray& w, const OptArray& c,
-         const Array& grad_postacts, const OptOutArray& grad_x, const OptOutArray& grad_theta,
-         const OptOutArray& grad_w, const OptOutArray& grad_c, LOCKSTEP_OPTION_PARAMS) {
+      [](const Array& x, const Array& theta, const OptArray& w, const OptArray& c, const Array& grad_postacts,
+         const OptOutArray& grad_x, const OptOutArray& grad_theta, const OptOutArray& grad_w, const OptOutArray& grad_c,
+         LOCKSTEP_OPTION_PARAMS) {
         constexpr const char* where = "qkan.solve_backward";
         const q::Options opt = LOCKSTEP_OPTIONS;
         const Inputs in = inputs(where, x, theta, w, c);
@@ -242,15 +238,14 @@ NB_MODULE(_lockstep, m) {
         nb::gil_scoped_release release;
         q::solve_backward(opt, in.x, in.theta, in.w, in.c, vg, g);
       },
-      "x"_a, "theta"_a, "preacts_weight"_a.none(), "preacts_bias"_a.none(), "grad_postacts"_a,
-      "grad_x"_a.none(), "grad_theta"_a.none(), "grad_preacts_weight"_a.none(),
-      "grad_preacts_bias"_a.none(), LOCKSTEP_OPTION_ARGS,
+      "x"_a, "theta"_a, "preacts_weight"_a.none(), "preacts_bias"_a.none(), "grad_postacts"_a, "grad_x"_a.none(),
+      "grad_theta"_a.none(), "grad_preacts_weight"_a.none(), "grad_preacts_bias"_a.none(), LOCKSTEP_OPTION_ARGS,
       "Overwrites each given gradient buffer (None skips it).");
 
   m.def(
       "contract_forward",
-      [](const Array& x, const Array& theta, const OptArray& w, const OptArray& c,
-         const Array& weight, const OutArray& y, LOCKSTEP_OPTION_PARAMS) {
+      [](const Array& x, const Array& theta, const OptArray& w, const OptArray& c, const Array& weight,
+         const OutArray& y, LOCKSTEP_OPTION_PARAMS) {
         constexpr const char* where = "qkan.contract";
         const q::Options opt = LOCKSTEP_OPTIONS;
         const Inputs in = inputs(where, x, theta, w, c);
@@ -259,15 +254,14 @@ NB_MODULE(_lockstep, m) {
         nb::gil_scoped_release release;
         q::contract_forward(opt, in.x, in.theta, in.w, in.c, vW, out);
       },
-      "x"_a, "theta"_a, "preacts_weight"_a.none(), "preacts_bias"_a.none(), "weight"_a, "y"_a,
-      LOCKSTEP_OPTION_ARGS, "Writes y (B, O) = sum_i postacts[b,o,i] * weight[o,i].");
+      "x"_a, "theta"_a, "preacts_weight"_a.none(), "preacts_bias"_a.none(), "weight"_a, "y"_a, LOCKSTEP_OPTION_ARGS,
+      "Writes y (B, O) = sum_i postacts[b,o,i] * weight[o,i].");
 
   m.def(
       "contract_backward",
-      [](const Array& x, const Array& theta, const OptArray& w, const OptArray& c,
-         const Array& weight, const Array& grad_y, const OptOutArray& grad_x,
-         const OptOutArray& grad_theta, const OptOutArray& grad_w, const OptOutArray& grad_c,
-         const OptOutArray& grad_weight, LOCKSTEP_OPTION_PARAMS) {
+      [](const Array& x, const Array& theta, const OptArray& w, const OptArray& c, const Array& weight,
+         const Array& grad_y, const OptOutArray& grad_x, const OptOutArray& grad_theta, const OptOutArray& grad_w,
+         const OptOutArray& grad_c, const OptOutArray& grad_weight, LOCKSTEP_OPTION_PARAMS) {
         constexpr const char* where = "qkan.contract_backward";
         const q::Options opt = LOCKSTEP_OPTIONS;
         const Inputs in = inputs(where, x, theta, w, c);
@@ -276,10 +270,9 @@ NB_MODULE(_lockstep, m) {
         nb::gil_scoped_release release;
         q::contract_backward(opt, in.x, in.theta, in.w, in.c, vW, vg, g);
       },
-      "x"_a, "theta"_a, "preacts_weight"_a.none(), "preacts_bias"_a.none(), "weight"_a,
-      "grad_y"_a, "grad_x"_a.none(), "grad_theta"_a.none(), "grad_preacts_weight"_a.none(),
-      "grad_preacts_bias"_a.none(), "grad_weight"_a.none(), LOCKSTEP_OPTION_ARGS,
-      "Overwrites each given gradient buffer (None skips it).");
+      "x"_a, "theta"_a, "preacts_weight"_a.none(), "preacts_bias"_a.none(), "weight"_a, "grad_y"_a, "grad_x"_a.none(),
+      "grad_theta"_a.none(), "grad_preacts_weight"_a.none(), "grad_preacts_bias"_a.none(), "grad_weight"_a.none(),
+      LOCKSTEP_OPTION_ARGS, "Overwrites each given gradient buffer (None skips it).");
 
   m.def(
       "layer_forward",
@@ -304,8 +297,8 @@ NB_MODULE(_lockstep, m) {
       "layer_backward",
       [](const Array& x, const Array& theta, const OptArray& w, const OptArray& c, const Array& postact_weights,
          const Array& postact_bias, const Array& base_weight, const OptArray& mask, const Array& grad_y,
-         const OptOutArray& grad_x, const OptOutArray& grad_theta, const OptOutArray& grad_w,
-         const OptOutArray& grad_c, const OptOutArray& grad_postact_weights, const OptOutArray& grad_postact_bias,
+         const OptOutArray& grad_x, const OptOutArray& grad_theta, const OptOutArray& grad_w, const OptOutArray& grad_c,
+         const OptOutArray& grad_postact_weights, const OptOutArray& grad_postact_bias,
          const OptOutArray& grad_base_weight, LOCKSTEP_OPTION_PARAMS) {
         constexpr const char* where = "qkan.layer_backward";
         const q::Options opt = LOCKSTEP_OPTIONS;

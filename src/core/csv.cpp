@@ -66,13 +66,15 @@ Table parse(std::string_view text, std::string_view source) {
     for (std::size_t c = 0; c < cells.size(); ++c) {
       double v = 0;
       if (!to_number(cells[c], v))
-        invalid_argument(kWhere, source, ": line ", line_no, ", column ", c + 1, ": ",
-                         cells[c].empty() ? std::string("the cell is empty") : "'" + std::string(cells[c]) + "' is not a number");
+        invalid_argument(
+            kWhere, source, ": line ", line_no, ", column ", c + 1, ": ",
+            cells[c].empty() ? std::string("the cell is empty") : "'" + std::string(cells[c]) + "' is not a number");
       t.values.push_back(v);
     }
     ++t.rows;
   }
-  if (t.rows == 0) invalid_argument(kWhere, source, ": no data rows", t.header.empty() ? " (the file is empty)" : " after the header");
+  if (t.rows == 0)
+    invalid_argument(kWhere, source, ": no data rows", t.header.empty() ? " (the file is empty)" : " after the header");
   return t;
 }
 

@@ -44,9 +44,11 @@ Shape parse_shape(std::string_view text, std::string_view src) {
     while (i + 1 < text.size() && (text[i] == ' ' || text[i] == ',')) ++i;
     if (i + 1 >= text.size()) break;
     std::int64_t d = 0;
-    if (!std::isdigit(static_cast<unsigned char>(text[i]))) invalid_argument("npy", src, ": the shape ", text, " is not a tuple of sizes");
+    if (!std::isdigit(static_cast<unsigned char>(text[i])))
+      invalid_argument("npy", src, ": the shape ", text, " is not a tuple of sizes");
     while (i + 1 < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
-      if (d > (std::numeric_limits<std::int64_t>::max() - 9) / 10) invalid_argument("npy", src, ": a size in ", text, " is too large");
+      if (d > (std::numeric_limits<std::int64_t>::max() - 9) / 10)
+        invalid_argument("npy", src, ": a size in ", text, " is too large");
       d = d * 10 + (text[i++] - '0');
     }
     shape.push_back(d);
@@ -79,7 +81,8 @@ Array parse(std::span<const std::uint8_t> bytes, std::string_view src) {
   if (descr == "'<f4'" || descr == "'=f4'") a.stored = DType::f32, elem = 4;
   else if (descr == "'<f8'" || descr == "'=f8'") a.stored = DType::f64, elem = 8;
   else invalid_argument("npy", src, ": dtype ", descr, " is not supported (float32 '<f4' or float64 '<f8')");
-  if (dict_value(header, "fortran_order", src) != "False") invalid_argument("npy", src, ": Fortran-order arrays are not supported");
+  if (dict_value(header, "fortran_order", src) != "False")
+    invalid_argument("npy", src, ": Fortran-order arrays are not supported");
   a.shape = parse_shape(dict_value(header, "shape", src), src);
   std::uint64_t n = 1;
   for (std::int64_t d : a.shape) {

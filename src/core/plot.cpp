@@ -23,13 +23,12 @@ constexpr const char* kWhere = "plot";
 // Colours
 
 constexpr Color kWhite{255, 255, 255};
-constexpr Color kInk{34, 34, 34};          // frame, ticks, text
+constexpr Color kInk{34, 34, 34};           // frame, ticks, text
 constexpr Color kGridColor{228, 228, 228};  // grid lines under line plots
 constexpr Color kLegendBorder{170, 170, 170};
 
 Color hex(std::uint32_t rgb) {
-  return {static_cast<std::uint8_t>(rgb >> 16), static_cast<std::uint8_t>(rgb >> 8),
-          static_cast<std::uint8_t>(rgb)};
+  return {static_cast<std::uint8_t>(rgb >> 16), static_cast<std::uint8_t>(rgb >> 8), static_cast<std::uint8_t>(rgb)};
 }
 
 // Samples at t = 0, 1/(n−1), …, 1 of matplotlib's viridis and inferno.
@@ -38,8 +37,7 @@ constexpr std::array<std::uint32_t, 9> kViridis{0x440154, 0x472d7b, 0x3b528b, 0x
 constexpr std::array<std::uint32_t, 10> kInferno{0x000004, 0x1b0c41, 0x4a0c6b, 0x781c6d, 0xa52c60,
                                                  0xcf4446, 0xed6925, 0xfb9b06, 0xf7d13d, 0xfcffa4};
 
-template <std::size_t N>
-Color interpolate(const std::array<std::uint32_t, N>& anchors, double t) {
+template <std::size_t N> Color interpolate(const std::array<std::uint32_t, N>& anchors, double t) {
   const double at = std::clamp(t, 0.0, 1.0) * static_cast<double>(N - 1);
   const std::size_t i = std::min(static_cast<std::size_t>(at), N - 2);
   const double f = at - static_cast<double>(i);
@@ -116,8 +114,8 @@ enum class Align { start, center, end };
 
 // Draws `text` with the top of its capitals at y (start-aligned at x, or centred/ended there).
 // Rotated text reads bottom to top; (x, y) is then the centre of its box.
-void draw_text(Image& image, const std::string& text, int x, int y, int scale, Color c,
-               Align align = Align::start, bool rotated = false, bool bold = false) {
+void draw_text(Image& image, const std::string& text, int x, int y, int scale, Color c, Align align = Align::start,
+               bool rotated = false, bool bold = false) {
   const std::u32string codes = decode_utf8(text);
   const int width = text_width(text, scale);
   if (rotated) {
@@ -130,8 +128,7 @@ void draw_text(Image& image, const std::string& text, int x, int y, int scale, C
         for (int col = 0; col < font::kGlyphWidth; ++col)
           if (font::ink(g, col, row)) {
             const int u = (static_cast<int>(k) * font::kAdvance + col) * scale;
-            fill_rect(image, x0 + row * scale, y0 - u - scale - (bold ? 1 : 0), x0 + (row + 1) * scale,
-                      y0 - u, c);
+            fill_rect(image, x0 + row * scale, y0 - u - scale - (bold ? 1 : 0), x0 + (row + 1) * scale, y0 - u, c);
           }
     }
     return;
@@ -157,7 +154,10 @@ struct Coverage {
   std::vector<float> alpha;
 
   Coverage(int left, int top, int right, int bottom)
-      : x0(left), y0(top), x1(right), y1(bottom),
+      : x0(left),
+        y0(top),
+        x1(right),
+        y1(bottom),
         alpha(static_cast<std::size_t>(std::max(right - left, 0)) * std::max(bottom - top, 0), 0.f) {}
 
   void put(int x, int y, double a) {
@@ -195,7 +195,8 @@ struct Coverage {
 
   void composite(Image& image, Color c) const {
     for (int y = y0; y < y1; ++y)
-      for (int x = x0; x < x1; ++x) blend(image, x, y, c, alpha[static_cast<std::size_t>(y - y0) * (x1 - x0) + (x - x0)]);
+      for (int x = x0; x < x1; ++x)
+        blend(image, x, y, c, alpha[static_cast<std::size_t>(y - y0) * (x1 - x0) + (x - x0)]);
   }
 
  private:
@@ -205,8 +206,8 @@ struct Coverage {
     const double dx = bx - ax, dy = by - ay;
     double t0 = 0, t1 = 1;
     const std::array<std::pair<double, double>, 4> edges{
-        std::pair{-dx, ax - (x0 - margin)}, std::pair{dx, (x1 + margin) - ax},
-        std::pair{-dy, ay - (y0 - margin)}, std::pair{dy, (y1 + margin) - ay}};
+        std::pair{-dx, ax - (x0 - margin)}, std::pair{dx, (x1 + margin) - ax}, std::pair{-dy, ay - (y0 - margin)},
+        std::pair{dy, (y1 + margin) - ay}};
     for (const auto& [p, q] : edges) {
       if (p == 0) {
         if (q < 0) return false;
@@ -387,8 +388,8 @@ Panel detail::AxesRenderer::lay_out(const Axes& a, int cx, int cy, int cw, int c
     p.crange = color_range(heat->style, heat->values);
   }
   std::pair<double, double> xr = x_all.empty() ? std::pair{0.0, 1.0} : padded(x_all, 0.0, false);
-  std::pair<double, double> yr = y_all.empty() ? (log_y ? std::pair{1.0, 10.0} : std::pair{0.0, 1.0})
-                                               : padded(y_all, 0.0, log_y);
+  std::pair<double, double> yr =
+      y_all.empty() ? (log_y ? std::pair{1.0, 10.0} : std::pair{0.0, 1.0}) : padded(y_all, 0.0, log_y);
   if (a.xlim_) xr = *a.xlim_;
   if (a.ylim_) yr = *a.ylim_;
   if (log_y && !(yr.first > 0))
@@ -415,7 +416,8 @@ Panel detail::AxesRenderer::lay_out(const Axes& a, int cx, int cy, int cw, int c
     }
   }
   if (heat) p.cticks = linear_ticks(p.crange.lo, p.crange.hi, tick_target(bottom - top, 55));
-  const int left = std::max(at_least_left, cx + kPad + ylabel_w + max_label_width(p.yticks, kTickScale) + 6 + kTickLength);
+  const int left =
+      std::max(at_least_left, cx + kPad + ylabel_w + max_label_width(p.yticks, kTickScale) + 6 + kTickLength);
   int right = cx + cw - kPad - 14;
   if (heat) {
     const int clabel_w = heat->style.colorbar_label.empty() ? 0 : text_height(kLabelScale) + kPad;
@@ -430,8 +432,8 @@ Panel detail::AxesRenderer::lay_out(const Axes& a, int cx, int cy, int cw, int c
     p.xticks = linear_ticks(xr.first, xr.second, tick_target(right - left, 100));
   }
   if (right - left < 40 || bottom - top < 40)
-    invalid_argument(kWhere, "the figure is too small for its panels (a panel's data area would be ",
-                     right - left, "×", bottom - top, " px)");
+    invalid_argument(kWhere, "the figure is too small for its panels (a panel's data area would be ", right - left, "×",
+                     bottom - top, " px)");
   p.box.left = left, p.box.right = right, p.box.top = top, p.box.bottom = bottom;
   p.cbar_left = right + kColorbarGap;
   return p;
@@ -511,9 +513,7 @@ Ticks linear_ticks(double lo, double hi, int target) {
   const double norm = raw / magnitude;
   int mantissa = norm <= 1 + 1e-9 ? 1 : norm <= 2 + 1e-9 ? 2 : norm <= 5 + 1e-9 ? 5 : 10;
   const double slack = 1e-9;  // of a step: keeps end points that rounding moves a hair outside
-  auto first_last = [&](double step) {
-    return std::pair{std::ceil(lo / step - slack), std::floor(hi / step + slack)};
-  };
+  auto first_last = [&](double step) { return std::pair{std::ceil(lo / step - slack), std::floor(hi / step + slack)}; };
   for (;;) {
     const auto [k0, k1] = first_last(mantissa * magnitude);
     if (k1 - k0 + 1 >= 3) break;
@@ -577,8 +577,7 @@ double PanelLayout::pixel_y(double y) const {
 namespace {
 void check_xy(const char* what, const std::vector<double>& x, const std::vector<double>& y) {
   if (x.empty()) invalid_argument(kWhere, what, ": no data (x and y are empty)");
-  if (x.size() != y.size())
-    invalid_argument(kWhere, what, ": x has ", x.size(), " values but y has ", y.size());
+  if (x.size() != y.size()) invalid_argument(kWhere, what, ": x has ", x.size(), " values but y has ", y.size());
 }
 
 void check_ascending(const char* name, const std::vector<double>& c) {
@@ -609,14 +608,13 @@ Axes& Axes::add_scatter(std::vector<double> x, std::vector<double> y, MarkerStyl
   return *this;
 }
 
-Axes& Axes::add_heat_map(std::vector<double> x, std::vector<double> y, std::vector<double> values,
-                         HeatMapStyle style) {
+Axes& Axes::add_heat_map(std::vector<double> x, std::vector<double> y, std::vector<double> values, HeatMapStyle style) {
   if (heat_map_) invalid_argument(kWhere, "add_heat_map: this panel already has a heat map");
   check_ascending("x", x);
   check_ascending("y", y);
   if (values.size() != x.size() * y.size())
-    invalid_argument(kWhere, "add_heat_map: values has ", values.size(), " entries, expected y.size() × x.size() = ",
-                     y.size(), " × ", x.size());
+    invalid_argument(kWhere, "add_heat_map: values has ", values.size(),
+                     " entries, expected y.size() × x.size() = ", y.size(), " × ", x.size());
   if ((style.min && !plottable(*style.min)) || (style.max && !plottable(*style.max)) ||
       (style.min && style.max && !(*style.min < *style.max)))
     invalid_argument(kWhere, "add_heat_map: the colour range must be finite with min < max");
@@ -695,8 +693,8 @@ void detail::AxesRenderer::draw_heat_map(Image& image, const Axes::HeatMap& heat
     }
     return out;
   };
-  const auto cols = spans(heat.x, b.right - b.left,
-                          [&](double i) { return b.x_min + i / (b.right - b.left) * (b.x_max - b.x_min); });
+  const auto cols =
+      spans(heat.x, b.right - b.left, [&](double i) { return b.x_min + i / (b.right - b.left) * (b.x_max - b.x_min); });
   const auto rows = spans(heat.y, b.bottom - b.top, [&](double j) {
     const double f = 1 - j / (b.bottom - b.top);  // pixel rows run downwards
     return b.log_y ? std::pow(10.0, std::log10(b.y_min) + f * (std::log10(b.y_max) - std::log10(b.y_min)))
@@ -775,7 +773,8 @@ void detail::AxesRenderer::draw_legend(Image& image, const Axes& a, const Panel&
     const Axes::Series& s = *entries[k];
     const int row_mid = y0 + 8 + static_cast<int>(k) * kRow + cap_height(kLegendScale) / 2;
     Coverage cov(x0, y0, x0 + w, y0 + h);
-    if (s.is_line) stroke(cov, {{x0 + 10.0, row_mid + 0.5}, {x0 + 10.0 + kSample, row_mid + 0.5}}, s.line.width, s.line.dashed);
+    if (s.is_line)
+      stroke(cov, {{x0 + 10.0, row_mid + 0.5}, {x0 + 10.0 + kSample, row_mid + 0.5}}, s.line.width, s.line.dashed);
     else cov.disc(x0 + 10 + kSample / 2.0, row_mid + 0.5, std::max(s.marker.radius, 3.0));
     cov.composite(image, s.color);
     draw_text(image, s.is_line ? s.line.label : s.marker.label, x0 + 10 + kSample + 10,
@@ -833,8 +832,8 @@ void detail::AxesRenderer::draw(Image& image, const Axes& a, const Panel& p) {
   int ylabels_w = 0;
   for (std::size_t k = 0; k < p.yticks.values.size(); ++k) {
     const int y = y_tick(p.yticks.values[k], kTickLength);
-    draw_text(image, p.yticks.labels[k], b.left - 1 - kTickLength - 6, y - cap_height(kTickScale) / 2, kTickScale,
-              kInk, Align::end);
+    draw_text(image, p.yticks.labels[k], b.left - 1 - kTickLength - 6, y - cap_height(kTickScale) / 2, kTickScale, kInk,
+              Align::end);
     ylabels_w = std::max(ylabels_w, text_width(p.yticks.labels[k], kTickScale));
   }
   if (!a.xlabel_.empty())
@@ -849,7 +848,6 @@ void detail::AxesRenderer::draw(Image& image, const Axes& a, const Panel& p) {
   if (a.heat_map_) draw_colorbar(image, *a.heat_map_, p);
   draw_legend(image, a, p);
 }
-
 
 // The panels of a column share their data area's left and right edges (so stacked panels line
 // up over x): each is laid out alone first, then again within the column's common edges.
@@ -894,8 +892,8 @@ std::vector<std::uint8_t> encode_png(const Image& image) {
   if (image.width <= 0 || image.height <= 0 ||
       image.rgb.size() != static_cast<std::size_t>(image.width) * image.height * 3)
     invalid_argument(kWhere, "encode_png: a ", image.width, "×", image.height, " image needs ",
-                     static_cast<std::size_t>(std::max(image.width, 0)) * std::max(image.height, 0) * 3,
-                     " bytes, got ", image.rgb.size());
+                     static_cast<std::size_t>(std::max(image.width, 0)) * std::max(image.height, 0) * 3, " bytes, got ",
+                     image.rgb.size());
   // Each row is stored after a filter byte. Per row, the filter (None, Sub or Up) with the
   // smallest sum of |signed residuals| is chosen, the usual heuristic for small zlib output.
   const std::size_t stride = static_cast<std::size_t>(image.width) * 3;

@@ -68,8 +68,8 @@ void Progress::draw(bool final_line) {
     line += buf;
   }
   char buf[160];
-  std::snprintf(buf, sizeof buf, " %.6g %s, %.3g %s/s, %s", done_, unit_.c_str(), rate,
-                unit_.c_str(), format_seconds(elapsed).c_str());
+  std::snprintf(buf, sizeof buf, " %.6g %s, %.3g %s/s, %s", done_, unit_.c_str(), rate, unit_.c_str(),
+                format_seconds(elapsed).c_str());
   line += buf;
   if (total_ > 0 && !final_line && rate > 0) line += ", ETA " + format_seconds((total_ - done_) / rate);
   if (!detail_.empty()) line += ", " + detail_;

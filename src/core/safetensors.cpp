@@ -45,7 +45,8 @@ Tensor read_entry(std::string_view src, const std::string& name, const json& e, 
   auto bad = [&](auto&&... parts) { invalid_argument("safetensors", src, ": tensor '", name, "' ", parts...); };
   if (!e.is_object()) bad("is not a JSON object");
   for (auto it = e.begin(); it != e.end(); ++it)
-    if (it.key() != "dtype" && it.key() != "shape" && it.key() != "data_offsets") bad("has an unknown field '", it.key(), "'");
+    if (it.key() != "dtype" && it.key() != "shape" && it.key() != "data_offsets")
+      bad("has an unknown field '", it.key(), "'");
   if (!e.contains("dtype") || !e["dtype"].is_string()) bad("has no string 'dtype'");
   if (!e.contains("shape") || !e["shape"].is_array()) bad("has no array 'shape'");
   if (!e.contains("data_offsets") || !e["data_offsets"].is_array() || e["data_offsets"].size() != 2)
@@ -109,7 +110,8 @@ File parse(std::span<const std::uint8_t> bytes, std::string_view src) {
   std::uint64_t n = 0;
   std::memcpy(&n, bytes.data(), 8);
   if (n > kMaxHeaderBytes) bad("header length ", n, " exceeds the limit of ", kMaxHeaderBytes, " bytes");
-  if (n > bytes.size() - 8) bad("truncated: the header needs ", n, " bytes but ", bytes.size() - 8, " follow its length");
+  if (n > bytes.size() - 8)
+    bad("truncated: the header needs ", n, " bytes but ", bytes.size() - 8, " follow its length");
   const auto* h = reinterpret_cast<const char*>(bytes.data() + 8);
   if (nesting_depth(h, h + n) > 8) bad("the header nests deeper than a safetensors header can");
   json header = json::parse(h, h + n, nullptr, /*allow_exceptions=*/false);
@@ -140,12 +142,12 @@ File parse(std::span<const std::uint8_t> bytes, std::string_view src) {
     ranges.push_back({begin, end, &pos->first});
   }
   // The ranges must tile the data region: sorted, each starting where the previous ended.
-  std::sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) {
-    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
-  });
+  std::sort(ranges.begin(), ranges.end(),
+            [](const Range& a, const Range& b) { return a.begin != b.begin ? a.begin < b.begin : a.end < b.end; });
   std::uint64_t at = 0;
   for (const Range& r : ranges) {
-    if (r.begin < at) bad("tensor '", *r.name, "' overlaps the tensor before it (its data starts at ", r.begin, ", before ", at, ")");
+    if (r.begin < at)
+      bad("tensor '", *r.name, "' overlaps the tensor before it (its data starts at ", r.begin, ", before ", at, ")");
     if (r.begin > at) bad("the data region has a hole of ", r.begin - at, " bytes before tensor '", *r.name, "'");
     at = r.end;
   }
@@ -181,7 +183,9 @@ std::vector<std::uint8_t> serialize(const File& file) {
   return out;
 }
 
-void save(const std::filesystem::path& path, const File& file) { write_file_atomically(path, serialize(file), "safetensors"); }
+void save(const std::filesystem::path& path, const File& file) {
+  write_file_atomically(path, serialize(file), "safetensors");
+}
 
 template <class T> Tensor from_values(std::span<const T> values, Shape shape) {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);

@@ -18,7 +18,8 @@ std::int64_t numel(const Shape& shape) {
   std::int64_t n = 1;
   for (auto d : shape) {
     if (d < 0) throw std::invalid_argument("negative dimension in shape " + to_string(shape));
-    if (d != 0 && n > INT64_MAX / d) throw std::overflow_error("shape " + to_string(shape) + " has more than 2^63 elements");
+    if (d != 0 && n > INT64_MAX / d)
+      throw std::overflow_error("shape " + to_string(shape) + " has more than 2^63 elements");
     n *= d;
   }
   return n;

@@ -9,8 +9,8 @@
 
 namespace lockstep::prop {
 
-double error_norm(const ErrorControl& control, const std::complex<double>* err,
-                  const std::complex<double>* y0, const std::complex<double>* y1, std::int64_t n) {
+double error_norm(const ErrorControl& control, const std::complex<double>* err, const std::complex<double>* y0,
+                  const std::complex<double>* y1, std::int64_t n) {
   switch (control.norm) {
     case ErrorNorm::weak: {
       double e2 = 0, a2 = 0, b2 = 0;
@@ -40,14 +40,12 @@ double error_norm(const ErrorControl& control, const std::complex<double>* err,
 }
 
 StepController::StepController(int embedded_order) : k_(embedded_order + 1) {
-  if (embedded_order < 1)
-    invalid_argument("prop.controller", "an adaptive run needs a scheme with an error estimate");
+  if (embedded_order < 1) invalid_argument("prop.controller", "an adaptive run needs a scheme with an error estimate");
   beta1_ = 0.12 * 5 / k_;
   beta2_ = -0.04 * 5 / k_;
 }
 
-double StepController::after_accept(double dz, double err, double previous_err,
-                                    bool after_rejection) const {
+double StepController::after_accept(double dz, double err, double previous_err, bool after_rejection) const {
   // A zero error (a linear problem solved exactly) must not make the factor infinite.
   const double e = std::max(err, 1e-12), p = std::max(previous_err, 1e-12);
   double factor = std::pow(kTarget / e, beta1_) * std::pow(kTarget / p, beta2_);

@@ -19,8 +19,8 @@ std::complex<double>* fftw_alloc_complex_array(std::int64_t count, const char* w
 
 /// A one-dimensional complex transform of length n, planned over `in` and `out` (which it may
 /// overwrite while planning, unless `flags` has FFTW_ESTIMATE); throws when FFTW refuses.
-fftw_plan plan_dft_1d(std::int64_t n, std::complex<double>* in, std::complex<double>* out, int sign,
-                      unsigned flags, const char* where);
+fftw_plan plan_dft_1d(std::int64_t n, std::complex<double>* in, std::complex<double>* out, int sign, unsigned flags,
+                      const char* where);
 
 /// Real-to-complex (n reals → n/2 + 1 values, sign e^{−i}) and complex-to-real (sign e^{+i},
 /// destroys its input) transforms of length n.

@@ -14,8 +14,7 @@ Grid::Grid(const GridConfig& config) : n_(config.points) {
   if (!std::isfinite(config.time_window) || config.time_window <= 0)
     invalid_argument(where, "grid.time_window = ", config.time_window, " s must be finite and > 0");
   if (!std::isfinite(config.center_wavelength) || config.center_wavelength <= 0)
-    invalid_argument(where, "grid.center_wavelength = ", config.center_wavelength,
-                     " m must be finite and > 0");
+    invalid_argument(where, "grid.center_wavelength = ", config.center_wavelength, " m must be finite and > 0");
   dt_ = config.time_window / static_cast<double>(n_);
   domega_ = 2 * std::numbers::pi / config.time_window;
   omega0_ = 2 * std::numbers::pi * kSpeedOfLight / config.center_wavelength;

@@ -19,8 +19,7 @@ HostEngine::HostEngine(const Tableau& tableau, Problem& problem)
       scratch_(static_cast<std::size_t>(num_threads()),
                std::vector<Complex>(static_cast<std::size_t>(problem.points()))) {}
 
-HostEngine::HostEngine(const Tableau& tableau, std::unique_ptr<Problem> problem)
-    : HostEngine(tableau, *problem) {
+HostEngine::HostEngine(const Tableau& tableau, std::unique_ptr<Problem> problem) : HostEngine(tableau, *problem) {
   owned_ = std::move(problem);
 }
 
@@ -50,9 +49,7 @@ void HostEngine::accept() {
   });
 }
 
-FieldMeasures HostEngine::measures(std::int64_t member) {
-  return measures_[static_cast<std::size_t>(member)];
-}
+FieldMeasures HostEngine::measures(std::int64_t member) { return measures_[static_cast<std::size_t>(member)]; }
 
 void HostEngine::check_rows(std::span<Complex* const> rows) const {
   if (static_cast<std::int64_t>(rows.size()) != members())
@@ -69,9 +66,8 @@ void HostEngine::read_solutions(std::span<Complex* const> rows) {
 
 void HostEngine::read_dense_output(double theta, std::span<Complex* const> rows) {
   check_rows(rows);
-  for_each_member(0, members(), points(), [&](std::int64_t i, int) {
-    stepper_.dense_output(i, theta, rows[static_cast<std::size_t>(i)]);
-  });
+  for_each_member(0, members(), points(),
+                  [&](std::int64_t i, int) { stepper_.dense_output(i, theta, rows[static_cast<std::size_t>(i)]); });
 }
 
 }  // namespace lockstep::prop

@@ -23,9 +23,7 @@ class HostEngine final : public Engine {
   void start_trial(double h, Evaluation evaluation) override;
   void finish_trial() override {}  // start_trial computes the trial
   int evaluations(std::int64_t member) const override { return stepper_.evaluations(member); }
-  std::int64_t ffts_per_evaluation(std::int64_t member) const override {
-    return problem_.ffts_per_evaluation(member);
-  }
+  std::int64_t ffts_per_evaluation(std::int64_t member) const override { return problem_.ffts_per_evaluation(member); }
   double norm(std::int64_t member) const override { return stepper_.norm(member); }
   bool finite(std::int64_t member) const override { return stepper_.finite(member); }
   void accept() override;
@@ -40,7 +38,7 @@ class HostEngine final : public Engine {
   std::unique_ptr<Problem> owned_;
   Problem& problem_;
   Stepper stepper_;
-  std::vector<FieldMeasures> measures_;  // per member, of the current solution
+  std::vector<FieldMeasures> measures_;        // per member, of the current solution
   std::vector<std::vector<Complex>> scratch_;  // per thread: a windowed solution
 };
 

@@ -23,8 +23,7 @@ void validate_stepping(const SteppingConfig& st, const Tableau& tableau) {
     invalid_argument(kWhere, "stepping.min_step = ", st.min_step, " m must be finite and ≥ 0");
   if (!(st.max_step >= 0) || !std::isfinite(st.max_step))
     invalid_argument(kWhere, "stepping.max_step = ", st.max_step, " m must be finite and ≥ 0");
-  if (st.max_rejections < 1)
-    invalid_argument(kWhere, "stepping.max_rejections = ", st.max_rejections, " must be ≥ 1");
+  if (st.max_rejections < 1) invalid_argument(kWhere, "stepping.max_rejections = ", st.max_rejections, " must be ≥ 1");
 }
 }  // namespace
 
@@ -42,8 +41,8 @@ Member::Member(Config config, std::vector<Complex> spectrum)
       invalid_argument(kWhere, "the input spectrum has a non-finite value");
 }
 
-Member Member::resume(Config config, std::vector<Complex> spectrum, Ledger ledger,
-                      Statistics statistics, Planes planes) {
+Member Member::resume(Config config, std::vector<Complex> spectrum, Ledger ledger, Statistics statistics,
+                      Planes planes) {
   Member m(std::move(config), std::move(spectrum));
   const double length = m.config_.fibre.length;
   if (!(ledger.z >= 0 && ledger.z <= length))
@@ -52,21 +51,20 @@ Member Member::resume(Config config, std::vector<Complex> spectrum, Ledger ledge
     invalid_argument(kWhere, "the saved planes do not match the configured planes");
   for (std::size_t i = 0; i < planes.z.size(); ++i) {
     if (std::abs(planes.z[i] - m.schedule_.planes[i]) > kSameZ * length)
-      invalid_argument(kWhere, "saved plane ", i, " at z = ", planes.z[i],
-                       " m is not the configured plane at ", m.schedule_.planes[i], " m");
+      invalid_argument(kWhere, "saved plane ", i, " at z = ", planes.z[i], " m is not the configured plane at ",
+                       m.schedule_.planes[i], " m");
     if (planes.field_w[i].size() != m.spectrum_.size())
       invalid_argument(kWhere, "saved plane ", i, " has ", planes.field_w[i].size(), " values");
   }
   const auto rows = statistics.z.size();
-  for (const auto* column : {&statistics.dz, &statistics.error_norm, &statistics.energy,
-                             &statistics.photon_number, &statistics.peak_power,
-                             &statistics.spectral_centroid})
+  for (const auto* column : {&statistics.dz, &statistics.error_norm, &statistics.energy, &statistics.photon_number,
+                             &statistics.peak_power, &statistics.spectral_centroid})
     if (column->size() != rows) invalid_argument(kWhere, "the statistics columns differ in length");
   if (!m.config_.stepping.adaptive &&
       (ledger.schedule_position < 0 ||
        ledger.schedule_position > static_cast<std::int64_t>(m.schedule_.step_ends.size())))
-    invalid_argument(kWhere, "ledger.schedule_position = ", ledger.schedule_position,
-                     " is outside the schedule of ", m.schedule_.step_ends.size(), " steps");
+    invalid_argument(kWhere, "ledger.schedule_position = ", ledger.schedule_position, " is outside the schedule of ",
+                     m.schedule_.step_ends.size(), " steps");
   m.ledger_ = ledger;
   m.statistics_ = std::move(statistics);
   m.planes_ = std::move(planes);
@@ -77,8 +75,6 @@ ErrorControl Member::error_control() const {
   return ErrorControl{config_.stepping.norm, config_.stepping.rtol, config_.stepping.atol};
 }
 
-bool Member::finished() const {
-  return ledger_.z >= config_.fibre.length * (1 - kSameZ);
-}
+bool Member::finished() const { return ledger_.z >= config_.fibre.length * (1 - kSameZ); }
 
 }  // namespace lockstep::prop

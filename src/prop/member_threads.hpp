@@ -14,8 +14,7 @@ inline constexpr std::int64_t kMinThreadedValues = std::int64_t{1} << 15;
 /// Runs body(member, thread) for members [first, first + count), threaded across members when
 /// count × points reaches kMinThreadedValues, else on the calling thread (thread 0). Each
 /// member's arithmetic is the same either way.
-template <class Body>
-void for_each_member(std::int64_t first, std::int64_t count, std::int64_t points, Body&& body) {
+template <class Body> void for_each_member(std::int64_t first, std::int64_t count, std::int64_t points, Body&& body) {
   if (count * points < kMinThreadedValues) {
     for (std::int64_t m = first; m < first + count; ++m) body(m, 0);
     return;

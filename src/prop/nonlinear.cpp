@@ -132,8 +132,8 @@ void NonlinearBatch::check(std::span<const MemberPhysics* const> physics) const 
   }
 }
 
-void NonlinearBatch::evaluate_member(const MemberPhysics& p, const std::complex<double>* in,
-                                     std::complex<double>* out, int thread) {
+void NonlinearBatch::evaluate_member(const MemberPhysics& p, const std::complex<double>* in, std::complex<double>* out,
+                                     int thread) {
   const Rows rows = thread_rows(thread);
   std::complex<double>* a = rows.a;
   auto* in_mutable = const_cast<std::complex<double>*>(in);  // out-of-place c2c preserves its input
@@ -151,10 +151,10 @@ void NonlinearBatch::evaluate_member(const MemberPhysics& p, const std::complex<
   } else {
     // The intensity is real: its convolution runs through FFTW's real transforms
     // (pointwise::multiply_conj says why the product takes conj(H_R)).
-    intensity_pass(re_im(a), rows.r, n_);                                                // r = n²|A|²
+    intensity_pass(re_im(a), rows.r, n_);  // r = n²|A|²
     fftw_execute_dft_r2c(plan(intensity_forward_), rows.r, as_fftw(rows.h));
     multiply_conj_pass(re_im(rows.h), re_im(p.raman_spectrum.data()), n_ / 2 + 1);
-    fftw_execute_dft_c2r(plan(intensity_backward_), as_fftw(rows.h), rows.r);          // n³·(h_R ⊛ |A|²)
+    fftw_execute_dft_c2r(plan(intensity_backward_), as_fftw(rows.h), rows.r);  // n³·(h_R ⊛ |A|²)
     const double f = p.raman_fraction;
     kerr_raman_pass(re_im(a), rows.r, n_, (1 - f) / n3, f / (n3 * n));
   }
@@ -176,8 +176,7 @@ void NonlinearBatch::evaluate(std::span<const MemberPhysics* const> physics, con
       static_cast<std::int64_t>(physics.size()),
       [&job](std::int64_t m, int thread) {
         const std::int64_t offset = m * job.self->n_;
-        job.self->evaluate_member(*job.physics[static_cast<std::size_t>(m)], job.in + offset, job.out + offset,
-                                  thread);
+        job.self->evaluate_member(*job.physics[static_cast<std::size_t>(m)], job.in + offset, job.out + offset, thread);
       },
       threads_);
 }

@@ -45,8 +45,8 @@ void check_table(const std::vector<double>& omega, const std::vector<double>& y,
                        " rad/s) does not exceed entry ", i - 1, " (", omega[i - 1], " rad/s)");
   }
   if (omega.front() > lo || omega.back() < hi)
-    invalid_argument(kWhere, omega_field, " spans [", omega.front(), ", ", omega.back(),
-                     "] rad/s but the grid needs [", lo, ", ", hi, "] rad/s");
+    invalid_argument(kWhere, omega_field, " spans [", omega.front(), ", ", omega.back(), "] rad/s but the grid needs [",
+                     lo, ", ", hi, "] rad/s");
 }
 
 void validate(const FibreConfig& f, double lo, double hi) {
@@ -86,10 +86,18 @@ struct HcMode {
   double position, amplitude, gaussian_fwhm, lorentzian_fwhm;
 };
 constexpr std::array<HcMode, 13> kHcModes{{
-    {56.25, 1.00, 52.10, 17.37},    {100.00, 11.40, 110.42, 38.81}, {231.25, 36.67, 175.00, 58.33},
-    {362.50, 67.67, 162.50, 54.17}, {463.00, 74.00, 135.33, 45.11}, {497.00, 4.50, 24.50, 8.17},
-    {611.50, 6.80, 41.50, 13.83},   {691.67, 4.60, 155.00, 51.67},  {793.67, 4.20, 59.50, 19.83},
-    {835.50, 4.50, 64.30, 21.43},   {930.00, 2.70, 150.00, 50.00},  {1080.00, 3.10, 91.00, 30.33},
+    {56.25, 1.00, 52.10, 17.37},
+    {100.00, 11.40, 110.42, 38.81},
+    {231.25, 36.67, 175.00, 58.33},
+    {362.50, 67.67, 162.50, 54.17},
+    {463.00, 74.00, 135.33, 45.11},
+    {497.00, 4.50, 24.50, 8.17},
+    {611.50, 6.80, 41.50, 13.83},
+    {691.67, 4.60, 155.00, 51.67},
+    {793.67, 4.20, 59.50, 19.83},
+    {835.50, 4.50, 64.30, 21.43},
+    {930.00, 2.70, 150.00, 50.00},
+    {1080.00, 3.10, 91.00, 30.33},
     {1215.00, 3.00, 160.00, 53.33},
 }};
 
@@ -169,9 +177,8 @@ MemberPhysics make_physics(const Config& config, const Grid& grid) {
   }
   p.linear.resize(un);
   for (std::size_t k = 0; k < un; ++k) {
-    const double alpha = f.loss_table_omega.empty()
-                             ? f.loss
-                             : linear_interpolate(f.loss_table_omega, f.loss_table_alpha, w0 + dw[k]);
+    const double alpha =
+        f.loss_table_omega.empty() ? f.loss : linear_interpolate(f.loss_table_omega, f.loss_table_alpha, w0 + dw[k]);
     p.linear[k] = Complex(-alpha / 2, beta[k]);
   }
 
@@ -198,8 +205,8 @@ MemberPhysics make_physics(const Config& config, const Grid& grid) {
       sum += p.raman_time[m];
     }
     if (!(std::isfinite(sum) && sum > 0))
-      invalid_argument(kWhere, "the Raman response of fibre.raman sums to ", sum,
-                       " on this grid (dt = ", grid.dt(), " s): the grid cannot resolve it");
+      invalid_argument(kWhere, "the Raman response of fibre.raman sums to ", sum, " on this grid (dt = ", grid.dt(),
+                       " s): the grid cannot resolve it");
     for (double& w : p.raman_time) w /= sum;
     std::vector<Complex> h(un);
     for (std::size_t m = 0; m < un; ++m) h[m] = p.raman_time[m];

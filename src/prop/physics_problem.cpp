@@ -45,20 +45,17 @@ PhysicsProblem::PhysicsProblem(BatchPhysics batch, int threads)
 }
 
 const MemberPhysics& PhysicsProblem::physics(std::int64_t member) const {
-  if (member < 0 || member >= members())
-    invalid_argument(kWhere, "member ", member, " outside [0, ", members(), ")");
+  if (member < 0 || member >= members()) invalid_argument(kWhere, "member ", member, " outside [0, ", members(), ")");
   return physics_[static_cast<std::size_t>(member)];
 }
 
-std::span<const Complex> PhysicsProblem::linear(std::int64_t member) const {
-  return physics(member).linear;
-}
+std::span<const Complex> PhysicsProblem::linear(std::int64_t member) const { return physics(member).linear; }
 
 void PhysicsProblem::nonlinear(std::int64_t first, std::int64_t count, const Complex* in, Complex* out) {
   if (first < 0 || count < 1 || first + count > members())
     invalid_argument(kWhere, "members [", first, ", ", first + count, ") outside [0, ", members(), ")");
-  batch_->evaluate(std::span<const MemberPhysics* const>(pointers_).subspan(
-                       static_cast<std::size_t>(first), static_cast<std::size_t>(count)),
+  batch_->evaluate(std::span<const MemberPhysics* const>(pointers_).subspan(static_cast<std::size_t>(first),
+                                                                            static_cast<std::size_t>(count)),
                    in, out);
 }
 
@@ -94,8 +91,7 @@ void check_engine_options(const EngineOptions& options) {
 std::unique_ptr<Engine> make_gnlse_engine(std::span<const Config* const> configs, const Tableau& tableau,
                                           const EngineOptions& options) {
   check_engine_options(options);
-  if (options.device == Device::cuda)
-    return make_cuda_engine(configs, tableau, options.precision, options.cuda);
+  if (options.device == Device::cuda) return make_cuda_engine(configs, tableau, options.precision, options.cuda);
   return std::make_unique<HostEngine>(tableau, std::make_unique<PhysicsProblem>(configs, options.threads));
 }
 

@@ -26,8 +26,7 @@ Columns ascending_columns(const std::vector<double>& grid, double scale, bool po
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < grid.size(); ++i)
     if (std::isfinite(grid[i]) && (!positive_only || grid[i] > 0)) order.push_back(i);
-  if (order.empty())
-    invalid_argument(kWhere, name, " has no finite", positive_only ? ", positive" : "", " value");
+  if (order.empty()) invalid_argument(kWhere, name, " has no finite", positive_only ? ", positive" : "", " value");
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return grid[a] < grid[b]; });
   Columns c;
   for (std::size_t i : order)
@@ -176,9 +175,9 @@ plot::Figure spectral_evolution_figure(const std::vector<double>& z, const std::
   plot::Figure figure;
   if (!options.title.empty()) figure.set_title(options.title);
   plot::Axes& axes = figure.axes();
-  axes.add_heat_map(cols.coord, zaxis.values, cells(spectra, cols, [&](double v) { return relative_db(v, peak, dr); }),
-                    {.map = plot::Colormap::inferno, .min = -dr, .max = 0.0,
-                     .colorbar_label = "spectral intensity (dB)"})
+  axes.add_heat_map(
+          cols.coord, zaxis.values, cells(spectra, cols, [&](double v) { return relative_db(v, peak, dr); }),
+          {.map = plot::Colormap::inferno, .min = -dr, .max = 0.0, .colorbar_label = "spectral intensity (dB)"})
       .set_title("Spectral evolution")
       .set_xlabel("wavelength (nm)");
   finish_evolution(axes, zaxis, range);

@@ -12,32 +12,26 @@
 namespace lockstep::prop::pointwise {
 
 /// |a|² of a = re + i·im.
-template <class R>
-LOCKSTEP_HD R intensity(R re, R im) {
-  return re * re + im * im;
-}
+template <class R> LOCKSTEP_HD R intensity(R re, R im) { return re * re + im * im; }
 
 /// The factor that multiplies the field in the nonlinear product at one point:
 /// kerr·|a|² + raman·r, with r the Raman convolution h_R ⊛ |a|² there (0 without Raman).
 /// kerr = (1 − f_R)·s and raman = f_R·s' carry the transforms' scales s, s'.
-template <class R>
-LOCKSTEP_HD R kerr_raman_factor(R intensity, R kerr, R raman, R r) {
+template <class R> LOCKSTEP_HD R kerr_raman_factor(R intensity, R kerr, R raman, R r) {
   return kerr * intensity + raman * r;
 }
 
 /// x ← x·conj(y): the intensity's half spectrum times the Raman response's. The real
 /// transforms' forward sign is e^{−i}; for real signals their spectrum is the conjugate of the
 /// convention's, so the product takes conj(H_R) and gives the same circular convolution.
-template <class R>
-LOCKSTEP_HD void multiply_conj(R& xr, R& xi, R yr, R yi) {
+template <class R> LOCKSTEP_HD void multiply_conj(R& xr, R& xi, R yr, R yi) {
   const R re = xr * yr + xi * yi, im = xi * yr - xr * yi;
   xr = re;
   xi = im;
 }
 
 /// N = i·s·a at one point (s real: γ times the shock factor there): (re, im) of the result.
-template <class R>
-LOCKSTEP_HD void times_i(R re, R im, R s, R& out_re, R& out_im) {
+template <class R> LOCKSTEP_HD void times_i(R re, R im, R s, R& out_re, R& out_im) {
   out_re = -s * im;
   out_im = s * re;
 }

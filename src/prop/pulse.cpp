@@ -24,8 +24,8 @@ void validate(const PulseConfig& p, const Grid& grid) {
   if (p.shape != PulseShape::user) return;
   const std::size_t count = p.user_time.size();
   if (p.user_re.size() != count || p.user_im.size() != count)
-    invalid_argument(kWhere, "pulse.user_time, pulse.user_re and pulse.user_im must have equal lengths (",
-                     count, ", ", p.user_re.size(), ", ", p.user_im.size(), ")");
+    invalid_argument(kWhere, "pulse.user_time, pulse.user_re and pulse.user_im must have equal lengths (", count, ", ",
+                     p.user_re.size(), ", ", p.user_im.size(), ")");
   if (count < 3) invalid_argument(kWhere, "pulse.user_time has ", count, " samples; at least 3 are needed");
   for (std::size_t i = 0; i < count; ++i) {
     if (!std::isfinite(p.user_time[i]) || !std::isfinite(p.user_re[i]) || !std::isfinite(p.user_im[i]))
@@ -50,8 +50,8 @@ void check_fits(const std::vector<std::complex<double>>& a) {
     if (j < edge || j >= n - edge) at_edge = std::max(at_edge, i);
   }
   if (at_edge > 1e-6 * peak)
-    invalid_argument(kWhere, "the pulse does not fit the time window: |A|² at the window's edge is ",
-                     at_edge / peak, " of its peak (at most 1e-6 allowed); widen grid.time_window, shorten "
+    invalid_argument(kWhere, "the pulse does not fit the time window: |A|² at the window's edge is ", at_edge / peak,
+                     " of its peak (at most 1e-6 allowed); widen grid.time_window, shorten "
                      "the pulse or move pulse.delay");
 }
 
@@ -63,8 +63,7 @@ double taper(double distance_into_edge, double width) {
   return std::exp(-std::numbers::ln2 * x2 * x2 * x2);
 }
 
-std::vector<double> window_along(const std::vector<double>& axis, double half_width, double edge,
-                                 const char* field) {
+std::vector<double> window_along(const std::vector<double>& axis, double half_width, double edge, const char* field) {
   if (!std::isfinite(edge) || edge < 0 || edge > 0.5)
     invalid_argument(kWhere, field, " = ", edge, " must be finite and in [0, 0.5]");
   if (edge == 0) return {};

@@ -19,22 +19,20 @@ using clock = std::chrono::steady_clock;
 // The stepping settings that must agree within a batch (the tolerances may differ).
 bool same_stepping(const SteppingConfig& a, const SteppingConfig& b) {
   return a.scheme == b.scheme && a.adaptive == b.adaptive && a.initial_step == b.initial_step &&
-         a.min_step == b.min_step && a.max_step == b.max_step &&
-         a.max_rejections == b.max_rejections && a.policy == b.policy;
+         a.min_step == b.min_step && a.max_step == b.max_step && a.max_rejections == b.max_rejections &&
+         a.policy == b.policy;
 }
 }  // namespace
 
 bool lockstep_compatible(const Member& a, const Member& b) {
   const Config &ca = a.config(), &cb = b.config();
-  return ca.grid == cb.grid && same_stepping(ca.stepping, cb.stepping) &&
-         ca.fibre.length == cb.fibre.length && a.schedule() == b.schedule() &&
-         a.ledger().z == b.ledger().z &&
+  return ca.grid == cb.grid && same_stepping(ca.stepping, cb.stepping) && ca.fibre.length == cb.fibre.length &&
+         a.schedule() == b.schedule() && a.ledger().z == b.ledger().z &&
          a.ledger().schedule_position == b.ledger().schedule_position;
 }
 
 std::vector<std::vector<std::size_t>> select_batch(std::span<const Member* const> members,
-                                                   std::int64_t memory_budget_bytes,
-                                                   const EngineOptions& engine) {
+                                                   std::int64_t memory_budget_bytes, const EngineOptions& engine) {
   std::vector<std::vector<std::size_t>> batches;
   for (std::size_t i = 0; i < members.size(); ++i) {
     const Member& m = *members[i];
@@ -70,11 +68,9 @@ class LockstepRun {
         invalid_argument(kWhere, "member ", i, " cannot run in lockstep with member 0 (grid, scheme, ",
                          "schedule, stepping settings or position differ)");
       if (m.tableau().name != engine.tableau().name)
-        invalid_argument(kWhere, "member ", i, " uses ", m.tableau().name, ", the engine ",
-                         engine.tableau().name);
+        invalid_argument(kWhere, "member ", i, " uses ", m.tableau().name, ", the engine ", engine.tableau().name);
       if (static_cast<std::int64_t>(m.spectrum_.size()) != engine.points())
-        invalid_argument(kWhere, "member ", i, " has ", m.spectrum_.size(),
-                         " points, the engine ", engine.points());
+        invalid_argument(kWhere, "member ", i, " has ", m.spectrum_.size(), " points, the engine ", engine.points());
       engine_.load(i, m.spectrum_.data(), m.error_control());
       if (m.ledger_.z == 0 && m.statistics_.z.empty()) record_row(i, 0, 0, 0);
       if (m.ledger_.z == 0 && m.planes_.z.empty()) {
@@ -90,10 +86,8 @@ class LockstepRun {
   // engine at the end, and after a failure the last accepted ones.
   void run() {
     try {
-      if (member(0).config_.stepping.adaptive)
-        run_adaptive();
-      else
-        run_fixed();
+      if (member(0).config_.stepping.adaptive) run_adaptive();
+      else run_fixed();
     } catch (...) {
       // A trial started ahead is finished (its candidate dropped), so that the engine takes calls
       // again; an error of its own gives way to the one being thrown.
@@ -115,8 +109,7 @@ class LockstepRun {
   const std::vector<double>& planes() const { return member(0).schedule_.planes; }
 
   std::string name(std::int64_t i) const {
-    return "member " + std::to_string(i) + " (noise seed " +
-           std::to_string(member(i).config_.pulse.noise_seed) + ")";
+    return "member " + std::to_string(i) + " (noise seed " + std::to_string(member(i).config_.pulse.noise_seed) + ")";
   }
 
   void read_spectra() {
@@ -187,8 +180,7 @@ class LockstepRun {
   }
 
   // Appends one plane at z to every member, its rows filled by `read`.
-  template <class Read>
-  void save_plane(double z, Read&& read) {
+  template <class Read> void save_plane(double z, Read&& read) {
     std::vector<Complex*> rows;
     for (std::int64_t i = 0; i < count_; ++i) {
       Planes& p = member(i).planes_;
@@ -214,9 +206,7 @@ class LockstepRun {
     for (; p < pl.size() && pl[p] < z1 - tol_; ++p) {
       if (!engine_.tableau().has_dense_output())
         runtime_failure(kWhere, "plane at ", pl[p], " m skipped by a step from ", z0, " to ", z1, " m");
-      save_plane(pl[p], [&](std::span<Complex* const> rows) {
-        engine_.read_dense_output((pl[p] - z0) / h, rows);
-      });
+      save_plane(pl[p], [&](std::span<Complex* const> rows) { engine_.read_dense_output((pl[p] - z0) / h, rows); });
     }
     if (p < pl.size() && pl[p] <= z1 + tol_)
       save_plane(pl[p], [&](std::span<Complex* const> rows) { engine_.read_solutions(rows); });
@@ -301,9 +291,8 @@ class LockstepRun {
       if (!b.finite || b.norm > 1) {
         reject(seconds);
         if (++rejections > st.max_rejections)
-          runtime_failure(kWhere, name(b.worst), ": ", rejections, " consecutive rejected steps at z = ",
-                          z, " m (last dz = ", h, " m, error norm ", b.norm,
-                          b.finite ? "" : ", non-finite field", ")");
+          runtime_failure(kWhere, name(b.worst), ": ", rejections, " consecutive rejected steps at z = ", z,
+                          " m (last dz = ", h, " m, error norm ", b.norm, b.finite ? "" : ", non-finite field", ")");
         dz = controller.after_reject(h, b.finite ? b.norm : std::numeric_limits<double>::quiet_NaN());
         if (st.min_step > 0 && dz < st.min_step)
           runtime_failure(kWhere, name(b.worst), ": the step fell to ", dz,
@@ -339,12 +328,12 @@ class LockstepRun {
     const double seconds = trial(h);
     const BatchNorm b = batch_norm();
     if (!b.finite)
-      runtime_failure(kWhere, name(b.worst), " diverged: non-finite field in the step from z = ", z0,
-                      " m to ", z1, " m");
+      runtime_failure(kWhere, name(b.worst), " diverged: non-finite field in the step from z = ", z0, " m to ", z1,
+                      " m");
     if (b.norm > 1) {
       if (st.policy == FixedPolicy::fail)
-        runtime_failure(kWhere, name(b.worst), ": error norm ", b.norm, " > 1 in the step from z = ",
-                        z0, " m to ", z1, " m (stepping.policy = fail)");
+        runtime_failure(kWhere, name(b.worst), ": error norm ", b.norm, " > 1 in the step from z = ", z0, " m to ", z1,
+                        " m (stepping.policy = fail)");
       if (st.policy == FixedPolicy::subdivide && depth < options_.max_subdivisions) {
         reject(seconds);
         const double mid = z0 + h / 2;
@@ -385,8 +374,7 @@ class LockstepRun {
 void run_lockstep(std::span<Member* const> members, Engine& engine, const RunOptions& options) {
   if (members.empty()) invalid_argument(kWhere, "no members to run");
   if (engine.members() != static_cast<std::int64_t>(members.size()))
-    invalid_argument(kWhere, "the engine has ", engine.members(), " members, the batch ",
-                     members.size());
+    invalid_argument(kWhere, "the engine has ", engine.members(), " members, the batch ", members.size());
   for (std::size_t i = 0; i < members.size(); ++i)
     if (members[i] == nullptr) invalid_argument(kWhere, "member ", i, " is null");
   LockstepRun(members, engine, options).run();

@@ -16,8 +16,7 @@ std::vector<double> merge(std::vector<double> preferred, std::vector<double> oth
   const double tol = kSameZ * length;
   std::vector<double> all = preferred;
   for (double z : others) {
-    const bool near = std::any_of(preferred.begin(), preferred.end(),
-                                  [&](double p) { return std::abs(p - z) <= tol; });
+    const bool near = std::any_of(preferred.begin(), preferred.end(), [&](double p) { return std::abs(p - z) <= tol; });
     if (!near) all.push_back(z);
   }
   std::sort(all.begin(), all.end());
@@ -37,13 +36,11 @@ Schedule make_schedule(const Config& config) {
   if (config.output.save_z.empty()) {
     const int n = config.output.n_save;
     if (n < 2) invalid_argument(kWhere, "output.n_save = ", n, " must be ≥ 2 (both ends are saved)");
-    for (int k = 0; k < n; ++k)
-      planes.push_back(k == n - 1 ? length : length * static_cast<double>(k) / (n - 1));
+    for (int k = 0; k < n; ++k) planes.push_back(k == n - 1 ? length : length * static_cast<double>(k) / (n - 1));
   } else {
     for (double z : config.output.save_z) {
       if (!std::isfinite(z) || z < 0 || z > length * (1 + kSameZ))
-        invalid_argument(kWhere, "output.save_z contains ", z, " m, outside [0, fibre.length = ",
-                         length, " m]");
+        invalid_argument(kWhere, "output.save_z contains ", z, " m, outside [0, fibre.length = ", length, " m]");
       planes.push_back(std::min(z, length));
     }
     planes.push_back(0);
@@ -61,12 +58,10 @@ Schedule make_schedule(const Config& config) {
   if (st.adaptive) return s;
   std::vector<double> ends;
   if (st.schedule.empty()) {
-    if (st.fixed_steps < 1)
-      invalid_argument(kWhere, "stepping.fixed_steps = ", st.fixed_steps, " must be ≥ 1");
+    if (st.fixed_steps < 1) invalid_argument(kWhere, "stepping.fixed_steps = ", st.fixed_steps, " must be ≥ 1");
     for (std::int64_t k = 1; k <= st.fixed_steps; ++k)
       ends.push_back(k == st.fixed_steps ? length
-                                         : length * static_cast<double>(k) /
-                                               static_cast<double>(st.fixed_steps));
+                                         : length * static_cast<double>(k) / static_cast<double>(st.fixed_steps));
   } else {
     double previous = 0;
     for (std::size_t i = 0; i < st.schedule.size(); ++i) {
@@ -77,8 +72,8 @@ Schedule make_schedule(const Config& config) {
       previous = z;
     }
     if (std::abs(st.schedule.back() - length) > kSameZ * length)
-      invalid_argument(kWhere, "stepping.schedule ends at ", st.schedule.back(),
-                       " m, not at fibre.length = ", length, " m");
+      invalid_argument(kWhere, "stepping.schedule ends at ", st.schedule.back(), " m, not at fibre.length = ", length,
+                       " m");
     ends = st.schedule;
     ends.back() = length;
   }

@@ -8,8 +8,7 @@ namespace {
 std::size_t idx(int i) { return static_cast<std::size_t>(i); }
 }  // namespace
 
-StagePlan::StagePlan(const Tableau& tableau)
-    : stages(tableau.stages()), sigma(tableau.interaction_node) {
+StagePlan::StagePlan(const Tableau& tableau) : stages(tableau.stages()), sigma(tableau.interaction_node) {
   const int s = stages;
   fsal_stage = tableau.fsal && tableau.b[idx(s - 1)] == 0;
   k_needed.assign(idx(s), tableau.has_dense_output() ? 1 : 0);

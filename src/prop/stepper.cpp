@@ -61,8 +61,7 @@ void Stepper::load(std::int64_t member, const Complex* spectrum, const ErrorCont
 }
 
 void Stepper::replace(std::int64_t member, const Complex* spectrum) {
-  if (member < 0 || member >= members_)
-    invalid_argument(kWhere, "member ", member, " is outside [0, ", members_, ")");
+  if (member < 0 || member >= members_) invalid_argument(kWhere, "member ", member, " is outside [0, ", members_, ")");
   std::copy(spectrum, spectrum + n_, row(y_, member));
   fsal_ready_[idx(member)] = 0;
   fsal_pending_[idx(member)] = 0;
@@ -72,8 +71,8 @@ void Stepper::update_exponentials(int group, double h, std::int64_t begin, std::
   const std::int64_t member = representative_[idx(group)];
   const auto linear = problem_.linear(member);
   for (std::size_t d = 0; d < plan_.deltas.size(); ++d) {
-    Complex* e = exponentials_.data() + (group * static_cast<std::int64_t>(plan_.deltas.size()) +
-                                         static_cast<std::int64_t>(d)) * n_;
+    Complex* e = exponentials_.data() +
+                 (group * static_cast<std::int64_t>(plan_.deltas.size()) + static_cast<std::int64_t>(d)) * n_;
     // e^{−x} as the reciprocal of an already computed e^{x}: a division instead of an exp.
     const auto mirror = std::find(plan_.deltas.begin(), plan_.deltas.begin() + static_cast<long>(d), -plan_.deltas[d]);
     if (mirror != plan_.deltas.begin() + static_cast<long>(d)) {
@@ -146,8 +145,7 @@ void Stepper::trial(std::int64_t first, std::int64_t count, double h) {
   std::vector<int> stale;
   for (std::int64_t m = first; m < first + count; ++m) {
     const int g = static_cast<int>(group_[idx(m)]);
-    if (cached_h_[idx(g)] != h && std::find(stale.begin(), stale.end(), g) == stale.end())
-      stale.push_back(g);
+    if (cached_h_[idx(g)] != h && std::find(stale.begin(), stale.end(), g) == stale.end()) stale.push_back(g);
   }
   // Split into point ranges as well, so that one shared group is computed by every thread;
   // threaded under the same rule as the passes over members.
@@ -235,8 +233,7 @@ void Stepper::accept(std::int64_t member) {
 }
 
 void Stepper::dense_output(std::int64_t member, double theta, Complex* out) const {
-  if (!tableau_.has_dense_output())
-    invalid_argument(kWhere, tableau_.name, " has no dense output");
+  if (!tableau_.has_dense_output()) invalid_argument(kWhere, tableau_.name, " has no dense output");
   if (!(theta >= 0 && theta <= 1)) invalid_argument(kWhere, "θ = ", theta, " outside [0, 1]");
   const double h = trial_h_[idx(member)];
   const auto w = tableau_.dense_weights(theta);

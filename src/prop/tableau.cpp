@@ -60,16 +60,15 @@ Tableau make_dp54ip() {
       {35.0 / 384, 0, 500.0 / 1113, 125.0 / 192, -2187.0 / 6784, 11.0 / 84, 0},
   };
   t.b = t.a[6];
-  t.b_hat = {5179.0 / 57600, 0,           7571.0 / 16695, 393.0 / 640,
-             -92097.0 / 339200, 187.0 / 2100, 1.0 / 40};
+  t.b_hat = {5179.0 / 57600, 0, 7571.0 / 16695, 393.0 / 640, -92097.0 / 339200, 187.0 / 2100, 1.0 / 40};
   t.fsal = true;
   // Referenced at the end of the step: the solution and the error estimate need no further
   // exponential, and the dense output needs one e^{L(θ−1)h} per plane.
   t.interaction_node = 1;
   // Hairer's continuous extension: y(θ) − y_n = θ[hB + (1−θ)(h(k1 − B) + θ(h(2B − k1 − k7)
   // + (1−θ) h Σ d_j k_j))] with B = Σ b_j k_j; expanded below into powers of θ.
-  const std::vector<double> d = {-12715105075.0 / 11282082432.0, 0,
-                                 87487479700.0 / 32700410799.0,  -10690763975.0 / 1880347072.0,
+  const std::vector<double> d = {-12715105075.0 / 11282082432.0,  0,
+                                 87487479700.0 / 32700410799.0,   -10690763975.0 / 1880347072.0,
                                  701980252875.0 / 199316789632.0, -1453857185.0 / 822651844.0,
                                  69997945.0 / 29380423.0};
   t.dense.resize(7);

@@ -18,8 +18,8 @@ std::complex<double>* fftw_alloc_complex_array(std::int64_t count, const char* w
   return p;
 }
 
-fftw_plan plan_dft_1d(std::int64_t n, std::complex<double>* in, std::complex<double>* out, int sign,
-                      unsigned flags, const char* where) {
+fftw_plan plan_dft_1d(std::int64_t n, std::complex<double>* in, std::complex<double>* out, int sign, unsigned flags,
+                      const char* where) {
   std::lock_guard<std::mutex> lock(fftw_planner_mutex());
   fftw_plan p = fftw_plan_dft_1d(static_cast<int>(n), as_fftw(in), as_fftw(out), sign, flags);
   if (p == nullptr) runtime_failure(where, "FFTW could not plan a transform of length ", n);

@@ -33,15 +33,13 @@ HWY_BEFORE_NAMESPACE();
 namespace lockstep::qkan::detail::LOCKSTEP_LANES_NS {
 
 /// The descriptor of plain scalars: one circuit per call.
-template <class Lane> struct Scalar {
-  using T = Lane;
-};
+template <class Lane> struct Scalar { using T = Lane; };
 
 template <class T> using if_real = std::enable_if_t<std::is_floating_point_v<T>, int>;
 template <class T> LOCKSTEP_HD T Set(Scalar<T>, T v) { return v; }
 template <class T> LOCKSTEP_HD T Zero(Scalar<T>) { return T(0); }
-template <class T, if_real<T> = 0> LOCKSTEP_HD T MulAdd(T a, T b, T c) { return std::fma(a, b, c); }    // a·b + c
-template <class T, if_real<T> = 0> LOCKSTEP_HD T MulSub(T a, T b, T c) { return std::fma(a, b, -c); }   // a·b − c
+template <class T, if_real<T> = 0> LOCKSTEP_HD T MulAdd(T a, T b, T c) { return std::fma(a, b, c); }      // a·b + c
+template <class T, if_real<T> = 0> LOCKSTEP_HD T MulSub(T a, T b, T c) { return std::fma(a, b, -c); }     // a·b − c
 template <class T, if_real<T> = 0> LOCKSTEP_HD T NegMulAdd(T a, T b, T c) { return std::fma(-a, b, c); }  // c − a·b
 template <class T, if_real<T> = 0> LOCKSTEP_HD T Mul(T a, T b) { return a * b; }
 template <class T, if_real<T> = 0> LOCKSTEP_HD T Add(T a, T b) { return a + b; }
@@ -118,7 +116,7 @@ template <Ansatz A, bool Enc> struct Generic {
   static constexpr Schedule S = ScheduleOf<A>::value;
   static constexpr int kDataAxis = S.data_axis;
   static constexpr bool kOffset = S.offset_col >= 0;
-  static constexpr int kStride = 2 + 2 * S.nconst;             // record values per rep
+  static constexpr int kStride = 2 + 2 * S.nconst;                  // record values per rep
   static constexpr int kSlotStride = 1 + S.nconst + (Enc ? 1 : 0);  // gradient slots per rep
   static constexpr int slot_count(int reps) { return 3 + reps * kSlotStride; }
 
@@ -168,7 +166,8 @@ template <Ansatz A, bool Enc> struct Generic {
     const_gates(d, q, n);
   }
 
-  template <class D, class V> static LOCKSTEP_HD V forward(D d, const typename D::T* rec, int reps, const Prep<V>& pr, bool fast) {
+  template <class D, class V>
+  static LOCKSTEP_HD V forward(D d, const typename D::T* rec, int reps, const Prep<V>& pr, bool fast) {
     V n[3] = {Set(d, rec[0]), Set(d, rec[1]), Set(d, rec[2])};
     const typename D::T* q = rec + 3;
     const int l0 = kFirstRepDiffers ? 1 : 0;
@@ -220,7 +219,8 @@ template <Ansatz A, bool Enc> struct Generic {
   /// the component of w along its axis. Adds per-circuit terms into `slots` and d out/dx into
   /// dx; returns the forward value.
   template <class D, class V>
-  static LOCKSTEP_HD V backward(D d, const typename D::T* rec, int reps, const Prep<V>& pr, bool fast, V gout, V* slots, V& dx) {
+  static LOCKSTEP_HD V backward(D d, const typename D::T* rec, int reps, const Prep<V>& pr, bool fast, V gout, V* slots,
+                                V& dx) {
     V n[3] = {Set(d, rec[0]), Set(d, rec[1]), Set(d, rec[2])};
     V cs[kFusedMaxReps][2];  // data-gate trig of each rep, reused by the reverse walk
     const typename D::T* q = rec + 3;
@@ -251,7 +251,8 @@ template <bool Enc> struct Real {
     return pr;
   }
   /// sin S and cos S.
-  template <class D, class V> static LOCKSTEP_HD void trig(D d, const typename D::T* rec, const Prep<V>& pr, V& sS, V& cS) {
+  template <class D, class V>
+  static LOCKSTEP_HD void trig(D d, const typename D::T* rec, const Prep<V>& pr, V& sS, V& cS) {
     if constexpr (Enc) {
       sin_cos(d, MulAdd(Set(d, rec[0]), pr.x, Set(d, rec[1])), cS, sS);
     } else {  // S = Lx − Θ
@@ -261,7 +262,8 @@ template <bool Enc> struct Real {
     }
   }
   /// The Bloch vector stays in the x-z plane: (cos S, 0, σ sin S); r = |cos S|.
-  template <class D, class V> static LOCKSTEP_HD void state(D d, const typename D::T* rec, int reps, const Prep<V>& pr, V* n, V& sign) {
+  template <class D, class V>
+  static LOCKSTEP_HD void state(D d, const typename D::T* rec, int reps, const Prep<V>& pr, V* n, V& sign) {
     V sS, cS;
     trig(d, rec, pr, sS, cS);
     sign = Set(d, static_cast<typename D::T>((reps % 2) ? 1 : -1));
@@ -269,13 +271,15 @@ template <bool Enc> struct Real {
     n[1] = Zero(d);
     n[2] = Mul(sign, sS);
   }
-  template <class D, class V> static LOCKSTEP_HD V forward(D d, const typename D::T* rec, int reps, const Prep<V>& pr, bool fast) {
+  template <class D, class V>
+  static LOCKSTEP_HD V forward(D d, const typename D::T* rec, int reps, const Prep<V>& pr, bool fast) {
     V n[3], sign;
     state(d, rec, reps, pr, n, sign);
     return measure(d, n[0], n[1], n[2], fast);
   }
   template <class D, class V>
-  static LOCKSTEP_HD V backward(D d, const typename D::T* rec, int reps, const Prep<V>& pr, bool fast, V gout, V* slots, V& dx) {
+  static LOCKSTEP_HD V backward(D d, const typename D::T* rec, int reps, const Prep<V>& pr, bool fast, V gout, V* slots,
+                                V& dx) {
     V n[3], sign, slope;
     state(d, rec, reps, pr, n, sign);
     const V out = measure_with_slope(d, n, fast, slope);

@@ -57,8 +57,14 @@ template <class M> LOCKSTEP_HD M axis_component(const M (&W)[3], int axis) {
 /// The prefix gates (axis, θ column of row 0), in time order; returns their count.
 LOCKSTEP_HD int prefix_gates(const Schedule& s, int axes[3], int cols[3]) {
   int n = 0;
-  if (s.offset_col >= 0) { axes[n] = s.data_axis; cols[n++] = s.offset_col; }
-  for (int k = 0; k < s.nconst; ++k) { axes[n] = s.const_axis[k]; cols[n++] = s.const_col[k]; }
+  if (s.offset_col >= 0) {
+    axes[n] = s.data_axis;
+    cols[n++] = s.offset_col;
+  }
+  for (int k = 0; k < s.nconst; ++k) {
+    axes[n] = s.const_axis[k];
+    cols[n++] = s.const_col[k];
+  }
   return n;
 }
 
@@ -77,7 +83,10 @@ LOCKSTEP_HD void build_record(Ansatz a, int reps, bool enc, ThetaAt th, WAt w, C
     M theta_sum = 0, w_sum = 0, c_sum = 0;
     for (int l = 0; l < reps; ++l) {
       theta_sum += th(l, 0);
-      if (enc) { w_sum += w(l); c_sum += c(l); }
+      if (enc) {
+        w_sum += w(l);
+        c_sum += c(l);
+      }
     }
     r[0] = static_cast<T>(enc ? w_sum : std::cos(theta_sum));
     r[1] = static_cast<T>(enc ? c_sum - theta_sum : std::sin(theta_sum));
@@ -95,8 +104,13 @@ LOCKSTEP_HD void build_record(Ansatz a, int reps, bool enc, ThetaAt th, WAt w, C
   T* q = r + 3;
   for (int l = 0; l < reps; ++l) {
     const M off = s.offset_col >= 0 && !(folded && l == 0) ? M(th(l + 1, s.offset_col)) : M(0);
-    if (enc) { q[0] = static_cast<T>(w(l)); q[1] = static_cast<T>(c(l) + off); }
-    else { q[0] = static_cast<T>(std::cos(off)); q[1] = static_cast<T>(std::sin(off)); }
+    if (enc) {
+      q[0] = static_cast<T>(w(l));
+      q[1] = static_cast<T>(c(l) + off);
+    } else {
+      q[0] = static_cast<T>(std::cos(off));
+      q[1] = static_cast<T>(std::sin(off));
+    }
     for (int k = 0; k < s.nconst; ++k) {
       const M phi = th(l + 1, s.const_col[k]);
       q[2 + 2 * k] = static_cast<T>(std::cos(phi));
@@ -110,12 +124,15 @@ LOCKSTEP_HD void build_record(Ansatz a, int reps, bool enc, ThetaAt th, WAt w, C
 /// (`want_theta`), add_w(l, v) and add_c(l, v) for its preacts (encoding only). The fold is
 /// linear in the slots, so partial sums over the batch may be folded separately and added.
 template <class M, class ThetaAt, class AddTheta, class AddW, class AddC>
-LOCKSTEP_HD void fold_edge(Ansatz a, int reps, bool enc, const M* sl, ThetaAt th, bool want_theta,
-                           AddTheta add_theta, AddW add_w, AddC add_c) {
+LOCKSTEP_HD void fold_edge(Ansatz a, int reps, bool enc, const M* sl, ThetaAt th, bool want_theta, AddTheta add_theta,
+                           AddW add_w, AddC add_c) {
   if (a == Ansatz::real) {
     for (int l = 0; l < reps; ++l) {
       if (want_theta) add_theta(l, 0, -sl[0]);
-      if (enc) { add_c(l, sl[0]); add_w(l, sl[1]); }
+      if (enc) {
+        add_c(l, sl[0]);
+        add_w(l, sl[1]);
+      }
     }
     return;
   }
@@ -139,7 +156,10 @@ LOCKSTEP_HD void fold_edge(Ansatz a, int reps, bool enc, const M* sl, ThetaAt th
       if (s.offset_col >= 0) add_theta(l + 1, s.offset_col, q[0]);
       for (int k = 0; k < s.nconst; ++k) add_theta(l + 1, s.const_col[k], q[1 + k]);
     }
-    if (enc) { add_c(l, q[0]); add_w(l, q[1 + s.nconst]); }
+    if (enc) {
+      add_c(l, q[0]);
+      add_w(l, q[1 + s.nconst]);
+    }
     q += 1 + s.nconst + (enc ? 1 : 0);
   }
 }

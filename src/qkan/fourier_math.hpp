@@ -90,9 +90,7 @@ LOCKSTEP_HD void build_fourier_record(Ansatz a, int L, const T* chain, T* r) {
 
 /// cos kx and sin kx for k = 1..L from c = cos x, s = sin x (angle addition; the error grows
 /// like k ulp, a few ulp at the compiled reps).
-template <int L, class T> struct Harmonics {
-  T c[L], s[L];
-};
+template <int L, class T> struct Harmonics { T c[L], s[L]; };
 template <int L, class T> LOCKSTEP_HD Harmonics<L, T> harmonics(T c, T s) {
   Harmonics<L, T> h;
   h.c[0] = c, h.s[0] = s;

@@ -11,8 +11,7 @@
 namespace lockstep::qkan::detail {
 
 /// Σ_o (y_o − t_o)², and gy_o = 2(y_o − t_o)/n.
-template <class T>
-LOCKSTEP_HD double mse_row(const T* y, const double* t, std::int64_t O, double n, T* gy) {
+template <class T> LOCKSTEP_HD double mse_row(const T* y, const double* t, std::int64_t O, double n, T* gy) {
   const double slope = 2 / n;
   double s = 0;
   for (std::int64_t o = 0; o < O; ++o) {
@@ -33,7 +32,8 @@ LOCKSTEP_HD double cross_entropy_row(const T* y, std::int64_t target, std::int64
   double z = 0;
   for (std::int64_t o = 0; o < O; ++o) z += exp(double(y[o]) - mx);
   if (gy)
-    for (std::int64_t o = 0; o < O; ++o) gy[o] = static_cast<T>((exp(double(y[o]) - mx) / z - (o == target ? 1 : 0)) / n);
+    for (std::int64_t o = 0; o < O; ++o)
+      gy[o] = static_cast<T>((exp(double(y[o]) - mx) / z - (o == target ? 1 : 0)) / n);
   return mx + log(z) - double(y[target]);
 }
 

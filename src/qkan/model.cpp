@@ -93,12 +93,15 @@ void check_batch(const Model& m, std::span<const double> x, std::int64_t B) {
     invalid_argument(kWhere, "unknown compute precision");
 }
 
-template <class T> void convert(const std::vector<double>& from, std::vector<T>& to) { to.assign(from.begin(), from.end()); }
+template <class T> void convert(const std::vector<double>& from, std::vector<T>& to) {
+  to.assign(from.begin(), from.end());
+}
 
 /// Σ_k a[k·sa]·b[k·sb] in double, over four interleaved partial sums (a fixed order, so the
 /// result is reproducible; four chains of additions run in parallel where one would wait on
 /// each add's latency). b == nullptr sums a alone.
-template <class A, class B> double strided_dot(const A* a, std::int64_t sa, const B* b, std::int64_t sb, std::int64_t n) {
+template <class A, class B>
+double strided_dot(const A* a, std::int64_t sa, const B* b, std::int64_t sb, std::int64_t n) {
   double acc[4] = {0, 0, 0, 0};
   std::int64_t k = 0;
   for (; k + 4 <= n; k += 4)
@@ -130,14 +133,15 @@ template <class T> bool prepare(const Model& m, std::span<const double> x, std::
     convert(bias, t.bias);
   }
   const std::size_t chunks = static_cast<std::size_t>(chunk_count(m, B));
-  const bool reuse = ws.cache_valid && ws.cached_chunks == chunks && ws.cached_activation == m.options.base_activation &&
-                     ws.cached_dtype == dtype_of<T>() && ws.cached_width == m.widths.front() &&
-                     ws.cached_x.size() == x.size() &&
+  const bool reuse = ws.cache_valid && ws.cached_chunks == chunks &&
+                     ws.cached_activation == m.options.base_activation && ws.cached_dtype == dtype_of<T>() &&
+                     ws.cached_width == m.widths.front() && ws.cached_x.size() == x.size() &&
                      std::equal(x.begin(), x.end(), ws.cached_x.begin(), [](double a, double b) {  // bitwise, NaN too
                        return std::memcmp(&a, &b, sizeof a) == 0;
                      });
   buf.chunks.resize(chunks);
-  for (auto& ch : buf.chunks) ch.base.resize(m.layers.size()), ch.slope.resize(m.layers.size()), ch.out.resize(m.layers.size());
+  for (auto& ch : buf.chunks)
+    ch.base.resize(m.layers.size()), ch.slope.resize(m.layers.size()), ch.out.resize(m.layers.size());
   if (!reuse) {
     ws.cache_valid = false;
     ws.cached_x.assign(x.begin(), x.end());
@@ -155,7 +159,8 @@ template <class T> bool prepare(const Model& m, std::span<const double> x, std::
 void cache_filled(Workspace::State& ws) { ws.cache_valid = true; }
 
 /// The batch's rows from r0 in T: the caller's x for float64, the workspace's copy for float32.
-template <class T> const T* batch_rows(const Workspace::State& ws, std::span<const double> x, std::int64_t r0, std::int64_t I) {
+template <class T>
+const T* batch_rows(const Workspace::State& ws, std::span<const double> x, std::int64_t r0, std::int64_t I) {
   if constexpr (std::is_same_v<T, float>) return ws.f32.x.data() + r0 * I;
   else return x.data() + r0 * I;
 }
@@ -164,8 +169,8 @@ template <class T> const T* batch_rows(const Workspace::State& ws, std::span<con
 /// base activation, and its slope when `slopes` (the backward needs them past layer 0).
 /// Activations are computed in double and rounded to T.
 template <class T>
-void chunk_forward(const Model& m, const Buffers<T>& buf, typename Buffers<T>::Chunk& ch, const T* x0, std::int64_t rows,
-                   bool base0_valid, bool slopes) {
+void chunk_forward(const Model& m, const Buffers<T>& buf, typename Buffers<T>::Chunk& ch, const T* x0,
+                   std::int64_t rows, bool base0_valid, bool slopes) {
   const Options opt = solver_options(m);
   const Activation act = m.options.base_activation;
   const std::int64_t R = theta_rows(m.options.ansatz, m.reps), K = theta_cols(m.options.ansatz);
@@ -188,7 +193,8 @@ void chunk_forward(const Model& m, const Buffers<T>& buf, typename Buffers<T>::C
       base.resize(n);
       with_activation(act, [&](auto a) {
         double unused = 0;
-        for (std::int64_t e = 0; e < n; ++e) base[e] = static_cast<T>(detail::activate_one<decltype(a)::value, false>(in[e], unused));
+        for (std::int64_t e = 0; e < n; ++e)
+          base[e] = static_cast<T>(detail::activate_one<decltype(a)::value, false>(in[e], unused));
       });
     }
     std::vector<T>& y = ch.out[k];
@@ -210,8 +216,7 @@ void chunk_forward(const Model& m, const Buffers<T>& buf, typename Buffers<T>::C
 }
 
 /// One row's loss term (loss_math.hpp); check_targets checked the cross-entropy's class index.
-template <class T>
-double row_loss(const T* y, const double* t, std::int64_t O, Loss kind, double n, T* gy) {
+template <class T> double row_loss(const T* y, const double* t, std::int64_t O, Loss kind, double n, T* gy) {
   if (kind == Loss::mse) return detail::mse_row<T>(y, t, O, n, gy);
   return detail::cross_entropy_row<T>(y, static_cast<std::int64_t>(t[0]), O, n, gy);
 }
@@ -240,7 +245,8 @@ double sum_of_terms(const std::vector<double>& terms, double n) {
 /// The backward of one chunk given ch.gy = dL/d(model output) for its rows: every layer's
 /// parameter gradients into ch.grad in double (zeros for what does not train).
 template <class T>
-void chunk_backward(const Model& m, const Buffers<T>& buf, typename Buffers<T>::Chunk& ch, const T* x0, std::int64_t rows) {
+void chunk_backward(const Model& m, const Buffers<T>& buf, typename Buffers<T>::Chunk& ch, const T* x0,
+                    std::int64_t rows) {
   const ModelOptions& mo = m.options;
   const Options opt = solver_options(m);
   const bool encoding = encoding_active(mo.ansatz, mo.preacts_trainable);
@@ -358,7 +364,8 @@ double loss_and_gradient_in(const Model& m, std::span<const double> x, std::span
     const T* x0 = batch_rows<T>(ws, x, r0, I);
     chunk_forward<T>(m, buf, ch, x0, rows, base0_valid, true);
     ch.gy.resize(rows * O);
-    chunk_loss<T>(ch.out.back().data(), targets.data() + r0 * tcols, rows, O, kind, n, ch.gy.data(), ws.row_loss.data() + r0);
+    chunk_loss<T>(ch.out.back().data(), targets.data() + r0 * tcols, rows, O, kind, n, ch.gy.data(),
+                  ws.row_loss.data() + r0);
     chunk_backward<T>(m, buf, ch, x0, rows);
   });
   cache_filled(ws);
@@ -410,7 +417,8 @@ double loss_and_gradient(const Model& m, std::span<const double> x, std::span<co
 }
 
 std::vector<double> edge_functions(const Model& m, std::size_t layer, std::span<const double> x) {
-  if (layer >= m.layers.size()) invalid_argument(kWhere, "layer ", layer, " of a model with ", m.layers.size(), " layers");
+  if (layer >= m.layers.size())
+    invalid_argument(kWhere, "layer ", layer, " of a model with ", m.layers.size(), " layers");
   const LayerParams& L = m.layers[layer];
   const std::int64_t S = static_cast<std::int64_t>(x.size()), I = L.in, O = L.out;
   const std::int64_t R = theta_rows(m.options.ansatz, m.reps), K = theta_cols(m.options.ansatz);

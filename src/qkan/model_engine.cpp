@@ -35,8 +35,7 @@ struct CudaRows final : ModelRows {
 };
 
 /// `rows` as the engine's own kind, or std::invalid_argument.
-template <class Rows>
-Rows& own(ModelRows& rows) {
+template <class Rows> Rows& own(ModelRows& rows) {
   auto* r = dynamic_cast<Rows*>(&rows);
   if (r == nullptr) invalid_argument(kWhere, "these rows were made by an engine of another device");
   return *r;

@@ -23,7 +23,8 @@ std::vector<double> take(const safetensors::File& f, const std::string& name, co
     invalid_argument(kWhere, "'", name, "' has shape ", to_string(it->second.shape), ", expected ", to_string(want));
   std::vector<double> v = safetensors::to_values<double>(it->second, name);
   for (std::size_t k = 0; k < v.size(); ++k)
-    if (!std::isfinite(v[k])) invalid_argument(kWhere, "'", name, "' holds a non-finite value (", v[k], ") at index ", k);
+    if (!std::isfinite(v[k]))
+      invalid_argument(kWhere, "'", name, "' holds a non-finite value (", v[k], ") at index ", k);
   return v;
 }
 
@@ -44,7 +45,8 @@ Model from_safetensors(const safetensors::File& f, const ModelOptions& options) 
     const auto pre = f.tensors.find(p + "preacts_weight");
     if (pre == f.tensors.end()) invalid_argument(kWhere, "the model file has no tensor '", p, "preacts_weight'");
     if (pre->second.shape.size() != 3 || pre->second.shape[2] < 1)
-      invalid_argument(kWhere, "'", p, "preacts_weight' has shape ", to_string(pre->second.shape), ", expected (out, in, reps)");
+      invalid_argument(kWhere, "'", p, "preacts_weight' has shape ", to_string(pre->second.shape),
+                       ", expected (out, in, reps)");
     const int reps = static_cast<int>(pre->second.shape[2]);
     if (k == 0) {
       m.reps = reps;
@@ -74,14 +76,17 @@ Model from_safetensors(const safetensors::File& f, const ModelOptions& options) 
     std::size_t layer = m.layers.size();
     if (name.starts_with("layers.") && dot != std::string::npos) {
       const std::string index = name.substr(7, dot - 7);
-      if (!index.empty() && index.size() < 10 && std::all_of(index.begin(), index.end(), [](char c) { return c >= '0' && c <= '9'; })) layer = std::stoul(index);
+      if (!index.empty() && index.size() < 10 &&
+          std::all_of(index.begin(), index.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        layer = std::stoul(index);
     }
     const std::string field = dot == std::string::npos ? "" : name.substr(dot + 1);
-    const bool known = field == "theta" || field == "preacts_weight" || field == "preacts_bias" || field == "base_weight" ||
-                       field == "postact_weights" || field == "postact_bias" || field == "mask";
+    const bool known = field == "theta" || field == "preacts_weight" || field == "preacts_bias" ||
+                       field == "base_weight" || field == "postact_weights" || field == "postact_bias" ||
+                       field == "mask";
     if (layer >= m.layers.size() || !known || name != "layers." + std::to_string(layer) + "." + field)
-      invalid_argument(kWhere, "the model file has a tensor '", name, "' that is not a parameter of a ", m.layers.size(),
-                       "-layer QKAN model");
+      invalid_argument(kWhere, "the model file has a tensor '", name, "' that is not a parameter of a ",
+                       m.layers.size(), "-layer QKAN model");
   }
   return m;
 }
@@ -129,7 +134,8 @@ ModelOptions options_from_metadata(const safetensors::File& f, ModelOptions o) {
     out = it->second == "true";
   };
   if (const auto it = f.metadata.find("ansatz"); it != f.metadata.end()) o.ansatz = parse_ansatz(it->second);
-  if (const auto it = f.metadata.find("base_activation"); it != f.metadata.end()) o.base_activation = parse_activation(it->second);
+  if (const auto it = f.metadata.find("base_activation"); it != f.metadata.end())
+    o.base_activation = parse_activation(it->second);
   flag("preacts_trainable", o.preacts_trainable);
   flag("fast_measure", o.fast_measure);
   flag("ba_trainable", o.ba_trainable);

@@ -19,7 +19,8 @@ namespace lockstep::qkan {
 
 namespace {
 [[noreturn]] void no_cuda_model() {
-  runtime_failure("qkan.cuda_model", "cannot run the model on CUDA: this build of lockstep has no CUDA backend "
+  runtime_failure("qkan.cuda_model",
+                  "cannot run the model on CUDA: this build of lockstep has no CUDA backend "
                   "(configured with LOCKSTEP_CUDA=OFF or without nvcc)");
 }
 }  // namespace
@@ -38,7 +39,9 @@ CudaModel::CudaModel(const Model&) { no_cuda_model(); }
 CudaModel::~CudaModel() = default;
 CudaModel::CudaModel(CudaModel&&) noexcept = default;
 CudaModel& CudaModel::operator=(CudaModel&&) noexcept = default;
-void CudaModel::load(CudaBatch&, std::span<const double>, std::int64_t, std::span<const double>, Loss) const { no_cuda_model(); }
+void CudaModel::load(CudaBatch&, std::span<const double>, std::int64_t, std::span<const double>, Loss) const {
+  no_cuda_model();
+}
 std::vector<double> CudaModel::forward(const CudaBatch&) { no_cuda_model(); }
 double CudaModel::loss(const CudaBatch&) { no_cuda_model(); }
 double CudaModel::loss_and_gradient(const CudaBatch&) { no_cuda_model(); }

@@ -60,7 +60,8 @@ Adam::Adam(std::size_t n, AdamOptions o) : o_(o), m_(n, 0.0), v_(n, 0.0) { detai
 
 void Adam::step(std::span<double> p, std::span<const double> g) {
   if (p.size() != m_.size() || g.size() != m_.size())
-    invalid_argument("qkan.adam", "made for ", m_.size(), " parameters, given ", p.size(), " and ", g.size(), " gradients");
+    invalid_argument("qkan.adam", "made for ", m_.size(), " parameters, given ", p.size(), " and ", g.size(),
+                     " gradients");
   const detail::AdamStep s = detail::adam_step(o_, ++t_);
   for (std::size_t k = 0; k < p.size(); ++k) detail::adam_update(p[k], g[k], m_[k], v_[k], s);
 }
@@ -71,7 +72,8 @@ LineSearchResult strong_wolfe_search(const Objective& f, std::span<const double>
   constexpr std::string_view where = "qkan.strong_wolfe";
   const std::size_t n = x.size();
   if (d.size() != n || grad0.size() != n || grad.size() != n)
-    invalid_argument(where, "x, d, grad0 and grad must have one size; got ", n, ", ", d.size(), ", ", grad0.size(), ", ", grad.size());
+    invalid_argument(where, "x, d, grad0 and grad must have one size; got ", n, ", ", d.size(), ", ", grad0.size(),
+                     ", ", grad.size());
   if (!(o.c1 > 0 && o.c1 < o.c2 && o.c2 < 1) || o.max_evaluations < 1)
     invalid_argument(where, "needs 0 < c1 < c2 < 1 and max_evaluations >= 1");
   if (!(t0 > 0)) invalid_argument(where, "the first trial step must be > 0, got ", t0);
@@ -144,7 +146,8 @@ LineSearchResult strong_wolfe_search(const Objective& f, std::span<const double>
 Lbfgs::Lbfgs(std::size_t n, LbfgsOptions o) : o_(o), n_(n), alpha_(std::max(o.history, 1)) {
   if (!(o.lr > 0) || o.max_iter < 1 || o.history < 1 || o.max_eval == 0 || o.max_eval < -1 ||
       !(o.tolerance_grad >= 0) || !(o.tolerance_change >= 0))
-    invalid_argument("qkan.lbfgs", "needs lr > 0, max_iter >= 1, history >= 1, max_eval >= 1 (or -1) and tolerances >= 0");
+    invalid_argument("qkan.lbfgs",
+                     "needs lr > 0, max_iter >= 1, history >= 1, max_eval >= 1 (or -1) and tolerances >= 0");
 }
 
 void Lbfgs::direction(std::span<const double> g, std::span<double> d) {

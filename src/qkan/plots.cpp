@@ -22,8 +22,8 @@ void check(const FitPlotData& d) {
     invalid_argument(kWhere, "x has ", d.x.size(), " values but target has ", d.target.size(),
                      " (leave x empty for a model with several inputs)");
   if (!d.test_loss.empty() && d.test_loss.size() != d.train_loss.size())
-    invalid_argument(kWhere, "test_loss has ", d.test_loss.size(), " values but train_loss has ",
-                     d.train_loss.size(), " (one per step, or none)");
+    invalid_argument(kWhere, "test_loss has ", d.test_loss.size(), " values but train_loss has ", d.train_loss.size(),
+                     " (one per step, or none)");
 }
 
 /// The indices of `x` in ascending order (stable), NaN last (the plot skips them): curves are
@@ -31,9 +31,8 @@ void check(const FitPlotData& d) {
 std::vector<std::size_t> order_by_x(const std::vector<double>& x) {
   std::vector<std::size_t> order(x.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return std::isnan(x[b]) ? !std::isnan(x[a]) : x[a] < x[b];
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return std::isnan(x[b]) ? !std::isnan(x[a]) : x[a] < x[b]; });
   return order;
 }
 
@@ -80,8 +79,7 @@ plot::Figure fit_figure(const FitPlotData& data) {
     std::iota(step.begin(), step.end(), 1.0);
     plot::Axes& axes = figure.axes(0, 1);
     axes.add_line(step, data.train_loss, {.label = "train", .color = plot::series_color(0)});
-    if (!data.test_loss.empty())
-      axes.add_line(step, data.test_loss, {.label = "test", .color = plot::series_color(1)});
+    if (!data.test_loss.empty()) axes.add_line(step, data.test_loss, {.label = "test", .color = plot::series_color(1)});
     axes.set_log_y().set_title("Loss history").set_xlabel("step").set_ylabel(data.loss_name);
   }
   return figure;

@@ -15,14 +15,15 @@ std::int64_t checked_numel(std::string_view where, const char* name, const Const
   } catch (const std::exception& e) {
     invalid_argument(where, name, ": ", e.what());
   }
-  if (n > 0 && t.data == nullptr) invalid_argument(where, name, " is missing: shape ", to_string(t.shape), " but no data");
+  if (n > 0 && t.data == nullptr)
+    invalid_argument(where, name, " is missing: shape ", to_string(t.shape), " but no data");
   return n;
 }
 
 /// Reads a per-edge table's layout from its shape: natural (O, I, tail...) or grouped
 /// (g, tail...) / (1, g, tail...). `tail` is the per-row shape, e.g. (R', k) for θ.
-TableLayout table_layout(std::string_view where, const char* name, const ConstTensor& t,
-                         const Shape& tail, std::int64_t I, std::int64_t* O_natural) {
+TableLayout table_layout(std::string_view where, const char* name, const ConstTensor& t, const Shape& tail,
+                         std::int64_t I, std::int64_t* O_natural) {
   const int rank = t.rank();
   const int tr = static_cast<int>(tail.size());
   auto expected = [&] {
@@ -50,8 +51,8 @@ TableLayout table_layout(std::string_view where, const char* name, const ConstTe
     L.po = 1;
     L.pi = t.shape[1];
   } else {
-    invalid_argument(where, name, " has shape ", to_string(t.shape), ": a table with both O and g is (O, I=",
-                     I, ", ...) or (1, g, ...)");
+    invalid_argument(where, name, " has shape ", to_string(t.shape), ": a table with both O and g is (O, I=", I,
+                     ", ...) or (1, g, ...)");
   }
   if (L.pi < 1) invalid_argument(where, name, " has an empty group dimension: ", to_string(t.shape));
   return L;
@@ -60,8 +61,7 @@ TableLayout table_layout(std::string_view where, const char* name, const ConstTe
 /// Every input shares x's dtype and device.
 void check_like_x(std::string_view where, const char* name, const ConstTensor& t, const Problem& p) {
   if (t.dtype != p.dtype)
-    invalid_argument(where, name, " has dtype ", to_string(t.dtype), ", expected ", to_string(p.dtype),
-                     " like x");
+    invalid_argument(where, name, " has dtype ", to_string(t.dtype), ", expected ", to_string(p.dtype), " like x");
   if (t.device != p.device)
     invalid_argument(where, name, " is on ", to_string(t.device), " but x is on ", to_string(p.device));
 }
@@ -72,13 +72,13 @@ void check_options(std::string_view where, const Options& opt) {
   (void)to_string(opt.ansatz);  // throws for a value outside the enum
   if (opt.reps < 1) invalid_argument(where, "reps must be >= 1, got ", opt.reps);
   if (opt.ansatz == Ansatz::px && !encoding_active(opt.ansatz, opt.preacts_trainable))
-    invalid_argument(where, "px_encoding needs the encoding active (preacts_trainable=true): its "
+    invalid_argument(where,
+                     "px_encoding needs the encoding active (preacts_trainable=true): its "
                      "data gate is RX(arccos(w*x + c)), undefined for raw x outside [-1, 1]");
 }
 
-Problem resolve(std::string_view where, Kind kind, const Options& opt, const ConstTensor& x,
-                const ConstTensor& theta, const ConstTensor& w, const ConstTensor& c,
-                const ConstTensor* W) {
+Problem resolve(std::string_view where, Kind kind, const Options& opt, const ConstTensor& x, const ConstTensor& theta,
+                const ConstTensor& w, const ConstTensor& c, const ConstTensor* W) {
   check_options(where, opt);
   Problem p;
   p.kind = kind;
@@ -114,8 +114,8 @@ Problem resolve(std::string_view where, Kind kind, const Options& opt, const Con
     check_like_x(where, "preacts_bias", c, p);
     checked_numel(where, "preacts_bias", c);
     if (w.shape != c.shape)
-      invalid_argument(where, "preacts_weight has shape ", to_string(w.shape),
-                       " but preacts_bias has shape ", to_string(c.shape), "; they must match");
+      invalid_argument(where, "preacts_weight has shape ", to_string(w.shape), " but preacts_bias has shape ",
+                       to_string(c.shape), "; they must match");
     std::int64_t O_pre = -1;
     p.pre_layout = table_layout(where, "preacts_weight", w, {p.reps}, p.I, &O_pre);
     if (O_natural != -1 && O_pre != -1 && O_pre != O_natural)

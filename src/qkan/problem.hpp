@@ -34,7 +34,7 @@ struct Problem {
   bool fast_measure = true;
   DType dtype = DType::f32;
   Device device = Device::cpu;
-  void* stream = nullptr;  ///< CUDA stream (cudaStream_t) of a CUDA call
+  void* stream = nullptr;            ///< CUDA stream (cudaStream_t) of a CUDA call
   std::int64_t B = 0, I = 0, O = 0;  ///< O: the contraction's (or plain solve's out_dim) output size
   std::int64_t O_edges = 0;          ///< distinct circuits over o: 1 or O (see solver.hpp)
   TableLayout theta_layout, pre_layout;
@@ -53,9 +53,8 @@ struct Problem {
 
 /// Validates a call (shapes, dtypes, options) and returns its Problem; throws
 /// std::invalid_argument naming the offending argument, prefixed by [where].
-Problem resolve(std::string_view where, Kind kind, const Options& opt, const ConstTensor& x,
-                const ConstTensor& theta, const ConstTensor& w, const ConstTensor& c,
-                const ConstTensor* W);
+Problem resolve(std::string_view where, Kind kind, const Options& opt, const ConstTensor& x, const ConstTensor& theta,
+                const ConstTensor& w, const ConstTensor& c, const ConstTensor* W);
 
 /// Checks the options alone (ansatz value, reps >= 1, px needs the encoding).
 void check_options(std::string_view where, const Options& opt);

@@ -81,11 +81,19 @@ Circuit build(const Problem& p, std::int64_t b, std::int64_t o, std::int64_t i) 
   auto& s = cir.steps;
   switch (p.ansatz) {
     case Ansatz::pz:
-      for (int l = 0; l < L; ++l) { s.push_back(rot(Gate::RZ, l, 0)); s.push_back(rot(Gate::RY, l, 1)); s.push_back(data(Gate::RZ, l)); }
-      s.push_back(rot(Gate::RZ, L, 0)); s.push_back(rot(Gate::RY, L, 1));
+      for (int l = 0; l < L; ++l) {
+        s.push_back(rot(Gate::RZ, l, 0));
+        s.push_back(rot(Gate::RY, l, 1));
+        s.push_back(data(Gate::RZ, l));
+      }
+      s.push_back(rot(Gate::RZ, L, 0));
+      s.push_back(rot(Gate::RY, L, 1));
       break;
     case Ansatz::rpz:
-      for (int l = 0; l < L; ++l) { s.push_back(rot(Gate::RY, l, 0)); s.push_back(data(Gate::RZ, l)); }
+      for (int l = 0; l < L; ++l) {
+        s.push_back(rot(Gate::RY, l, 0));
+        s.push_back(data(Gate::RZ, l));
+      }
       s.push_back(rot(Gate::RY, L, 0));
       break;
     case Ansatz::px:
@@ -107,8 +115,13 @@ Circuit build(const Problem& p, std::int64_t b, std::int64_t o, std::int64_t i) 
       }
       break;
     case Ansatz::mix:
-      for (int l = 0; l < L; ++l) { s.push_back(rot(Gate::RZ, l, 0)); s.push_back(rot(Gate::RX, l, 1)); s.push_back(data(Gate::RY, l)); }
-      s.push_back(rot(Gate::RZ, L, 0)); s.push_back(rot(Gate::RX, L, 1));
+      for (int l = 0; l < L; ++l) {
+        s.push_back(rot(Gate::RZ, l, 0));
+        s.push_back(rot(Gate::RX, l, 1));
+        s.push_back(data(Gate::RY, l));
+      }
+      s.push_back(rot(Gate::RZ, L, 0));
+      s.push_back(rot(Gate::RX, L, 1));
       break;
   }
   return cir;
@@ -177,8 +190,7 @@ void reference_forward(const Problem& p, void* out) {
   for (std::int64_t b = 0; b < p.B; ++b)
     for (std::int64_t o = 0; o < p.O; ++o) {
       double acc = 0;
-      for (std::int64_t i = 0; i < p.I; ++i)
-        acc += edge_value(p, b, edge_o(p, o), i) * load(p.W, p.dtype, o * p.I + i);
+      for (std::int64_t i = 0; i < p.I; ++i) acc += edge_value(p, b, edge_o(p, o), i) * load(p.W, p.dtype, o * p.I + i);
       store(out, p.dtype, b * p.O + o, acc);
     }
 }

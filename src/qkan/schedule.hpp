@@ -44,7 +44,9 @@ template <> struct ScheduleOf<Ansatz::mix> { static constexpr Schedule value{kY,
 ///           and Σ x·de_l when encoding
 /// `real`:   record: cos Θ, sin Θ (raw, Θ = Σ θ_l) or Σ w_l, Σ c_l − Θ (encoding); slots: Σ dS, Σ x·dS.
 constexpr LOCKSTEP_HD int record_size(const Schedule& s, int reps) { return 3 + reps * (2 + 2 * s.nconst); }
-constexpr LOCKSTEP_HD int slot_count(const Schedule& s, int reps, bool enc) { return 3 + reps * (1 + s.nconst + (enc ? 1 : 0)); }
+constexpr LOCKSTEP_HD int slot_count(const Schedule& s, int reps, bool enc) {
+  return 3 + reps * (1 + s.nconst + (enc ? 1 : 0));
+}
 constexpr LOCKSTEP_HD int real_record_size() { return 2; }
 constexpr LOCKSTEP_HD int real_slot_count(bool enc) { return enc ? 2 : 1; }
 

@@ -33,7 +33,8 @@ Path parse_path(std::string_view name) {
 namespace {
 
 // build_summary() (backend.hpp) names the SIMD target the CPU kernels chose on this machine.
-const bool kReported = (report_in_build_summary(+[] { return std::string("CPU SIMD target ") + fused_target(); }), true);
+const bool kReported =
+    (report_in_build_summary(+[] { return std::string("CPU SIMD target ") + fused_target(); }), true);
 
 std::string implements(const Problem& p) {
   return to_string(p.ansatz) + std::string(", ") + lockstep::to_string(p.dtype) +
@@ -43,7 +44,8 @@ std::string implements(const Problem& p) {
 /// CUDA tensors run on the CUDA kernels or not at all: the reference path is host code.
 Dispatch choose_cuda(const Options& opt, const Problem& p) {
   if (!LOCKSTEP_WITH_CUDA)
-    invalid_argument("qkan", "CUDA tensors were given but this build of lockstep has no CUDA backend "
+    invalid_argument("qkan",
+                     "CUDA tensors were given but this build of lockstep has no CUDA backend "
                      "(configured with LOCKSTEP_CUDA=OFF or without nvcc)");
   if (opt.path == Path::reference)
     invalid_argument("qkan", "the reference path runs on the CPU; pass CPU tensors to use it");
@@ -83,8 +85,7 @@ void backward(Path path, const Problem& p, const void* gout, const GradPtrs& g) 
 /// Checks the requested gradient views against their inputs and returns typed pointers.
 /// Without the encoding, w and c do not enter the circuit: their gradients are zero.
 GradPtrs grad_ptrs(std::string_view where, const Problem& p, const Grads& g, const ConstTensor& x,
-                   const ConstTensor& theta, const ConstTensor& w, const ConstTensor& c,
-                   const ConstTensor* W) {
+                   const ConstTensor& theta, const ConstTensor& w, const ConstTensor& c, const ConstTensor* W) {
   GradPtrs out;
   auto take = [&](const char* name, const MutTensor& t, const ConstTensor& like) -> void* {
     if (!t.given()) return nullptr;
@@ -123,23 +124,22 @@ Dispatch explain(const Options& opt, DType dtype, Device device) {
   return choose(opt, p);
 }
 
-Shape solve_output_shape(const Options& opt, const ConstTensor& x, const ConstTensor& theta,
-                         const ConstTensor& w, const ConstTensor& c) {
+Shape solve_output_shape(const Options& opt, const ConstTensor& x, const ConstTensor& theta, const ConstTensor& w,
+                         const ConstTensor& c) {
   const Problem p = resolve("qkan.solve", Kind::solve, opt, x, theta, w, c, nullptr);
   return {p.B, p.O_edges, p.I};
 }
 
-void solve_forward(const Options& opt, const ConstTensor& x, const ConstTensor& theta,
-                   const ConstTensor& w, const ConstTensor& c, const MutTensor& postacts) {
+void solve_forward(const Options& opt, const ConstTensor& x, const ConstTensor& theta, const ConstTensor& w,
+                   const ConstTensor& c, const MutTensor& postacts) {
   constexpr const char* where = "qkan.solve";
   const Problem p = resolve(where, Kind::solve, opt, x, theta, w, c, nullptr);
   check_output(where, "postacts", postacts, p, {p.B, p.O_edges, p.I});
   forward(choose(opt, p).path, p, postacts.data);
 }
 
-void solve_backward(const Options& opt, const ConstTensor& x, const ConstTensor& theta,
-                    const ConstTensor& w, const ConstTensor& c, const ConstTensor& grad_postacts,
-                    const Grads& grads) {
+void solve_backward(const Options& opt, const ConstTensor& x, const ConstTensor& theta, const ConstTensor& w,
+                    const ConstTensor& c, const ConstTensor& grad_postacts, const Grads& grads) {
   constexpr const char* where = "qkan.solve_backward";
   const Problem p = resolve(where, Kind::solve, opt, x, theta, w, c, nullptr);
   check_input(where, "grad_postacts", grad_postacts, p, {p.B, p.O_edges, p.I});
@@ -147,18 +147,16 @@ void solve_backward(const Options& opt, const ConstTensor& x, const ConstTensor&
   backward(path, p, grad_postacts.data, grad_ptrs(where, p, grads, x, theta, w, c, nullptr));
 }
 
-void contract_forward(const Options& opt, const ConstTensor& x, const ConstTensor& theta,
-                      const ConstTensor& w, const ConstTensor& c, const ConstTensor& W,
-                      const MutTensor& y) {
+void contract_forward(const Options& opt, const ConstTensor& x, const ConstTensor& theta, const ConstTensor& w,
+                      const ConstTensor& c, const ConstTensor& W, const MutTensor& y) {
   constexpr const char* where = "qkan.contract";
   const Problem p = resolve(where, Kind::contract, opt, x, theta, w, c, &W);
   check_output(where, "y", y, p, {p.B, p.O});
   forward(choose(opt, p).path, p, y.data);
 }
 
-void contract_backward(const Options& opt, const ConstTensor& x, const ConstTensor& theta,
-                       const ConstTensor& w, const ConstTensor& c, const ConstTensor& W,
-                       const ConstTensor& grad_y, const Grads& grads) {
+void contract_backward(const Options& opt, const ConstTensor& x, const ConstTensor& theta, const ConstTensor& w,
+                       const ConstTensor& c, const ConstTensor& W, const ConstTensor& grad_y, const Grads& grads) {
   constexpr const char* where = "qkan.contract_backward";
   const Problem p = resolve(where, Kind::contract, opt, x, theta, w, c, &W);
   check_input(where, "grad_y", grad_y, p, {p.B, p.O});
@@ -173,7 +171,8 @@ Problem layer_problem(std::string_view where, const Options& opt, const ConstTen
                       const ConstTensor& w, const ConstTensor& c, const ConstTensor& pw, const LayerTerms& terms) {
   Problem p = resolve(where, Kind::contract, opt, x, theta, w, c, &pw);
   if (p.device != Device::cuda)
-    invalid_argument(where, "the fused layer runs on CUDA tensors; on the CPU, use contract_forward and the base branch");
+    invalid_argument(where,
+                     "the fused layer runs on CUDA tensors; on the CPU, use contract_forward and the base branch");
   check_input(where, "postact_bias", terms.postact_bias, p, {p.O, p.I});
   check_input(where, "base_weight", terms.base_weight, p, {p.O, p.I});
   if (terms.mask.given()) check_input(where, "mask", terms.mask, p, {p.O, p.I});

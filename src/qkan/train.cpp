@@ -55,7 +55,8 @@ template <class Layers, class F> void for_trainable(const ModelOptions& o, Layer
 Dataset make_dataset(std::string_view name, double lo, double hi, std::int64_t n_train, std::int64_t n_test,
                      std::uint64_t seed) {
   const Formula& f = formula(name);
-  if (!(std::isfinite(lo) && std::isfinite(hi) && lo < hi)) invalid_argument(kWhere, "the input range [", lo, ", ", hi, "] is empty or not finite");
+  if (!(std::isfinite(lo) && std::isfinite(hi) && lo < hi))
+    invalid_argument(kWhere, "the input range [", lo, ", ", hi, "] is empty or not finite");
   if (n_train < 1 || n_test < 0) invalid_argument(kWhere, "needs at least one training row and no negative count");
   Dataset d;
   d.n_in = f.arity, d.n_out = 1, d.n_train = n_train, d.n_test = n_test;
@@ -148,8 +149,13 @@ LbfgsOptions lbfgs_options(const FitOptions& o) {
 class Training {
  public:
   Training(Model& m, const Dataset& d, const FitOptions& o)
-      : m_(m), o_(o), engine_(make_model_engine(m, o.device)), train_(engine_->make_rows()),
-        test_(engine_->make_rows()), step_(engine_->make_rows()), lbfgs_(trainable_values(m).size(), lbfgs_options(o)) {
+      : m_(m),
+        o_(o),
+        engine_(make_model_engine(m, o.device)),
+        train_(engine_->make_rows()),
+        test_(engine_->make_rows()),
+        step_(engine_->make_rows()),
+        lbfgs_(trainable_values(m).size(), lbfgs_options(o)) {
     engine_->load(*train_, d.train_x, d.n_train, d.train_y, o.loss);
     if (d.n_test) engine_->load(*test_, d.test_x, d.n_test, d.test_y, o.loss);
     if (o.optimizer == "adam") adam_ = engine_->make_adam(AdamOptions{.lr = o.lr});
@@ -256,7 +262,8 @@ History fit(Model& m, const Dataset& d, const FitOptions& o) {
     invalid_argument(kWhere, "the data has ", d.n_in, " inputs and ", d.n_out, " targets per row; the model takes ",
                      m.widths.front(), " and gives ", m.widths.back());
   if (o.steps < 0) invalid_argument(kWhere, "steps must be >= 0");
-  if (o.optimizer != "lbfgs" && o.optimizer != "adam") invalid_argument(kWhere, "unknown optimizer '", o.optimizer, "'; supported: lbfgs, adam");
+  if (o.optimizer != "lbfgs" && o.optimizer != "adam")
+    invalid_argument(kWhere, "unknown optimizer '", o.optimizer, "'; supported: lbfgs, adam");
   const std::int64_t batch = o.batch < 0 ? d.n_train : std::min<std::int64_t>(o.batch, d.n_train);
   if (batch < 1) invalid_argument(kWhere, "batch must be >= 1 or -1 (the whole training set)");
   return fit_with(m, d, o, batch);

@@ -41,7 +41,8 @@ struct DeviceMemoryReading {
 /// processes (some containers), the whole device's use (cudaMemGetInfo), which they do move.
 inline DeviceMemoryReading device_memory_in_use() {
   DeviceMemoryReading r;
-  if (FILE* p = popen("nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits 2>/dev/null", "r")) {
+  if (FILE* p =
+          popen("nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits 2>/dev/null", "r")) {
     char line[256];
     const long me = static_cast<long>(getpid());
     while (std::fgets(line, sizeof line, p)) {

@@ -27,7 +27,8 @@ inline std::uint32_t read_u32(const std::vector<std::uint8_t>& b, std::size_t at
 
 inline DecodedPng decode_png(const std::vector<std::uint8_t>& file) {
   const std::uint8_t signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
-  if (file.size() < 8 || !std::equal(signature, signature + 8, file.begin())) throw std::runtime_error("png: bad signature");
+  if (file.size() < 8 || !std::equal(signature, signature + 8, file.begin()))
+    throw std::runtime_error("png: bad signature");
   DecodedPng png;
   std::vector<std::uint8_t> idat;
   bool ended = false, header = false;
@@ -38,7 +39,8 @@ inline DecodedPng decode_png(const std::vector<std::uint8_t>& file) {
     const std::string type(file.begin() + static_cast<long>(at) + 4, file.begin() + static_cast<long>(at) + 8);
     const std::uint8_t* data = &file[at + 8];
     const std::uint32_t crc = read_u32(file, at + 8 + length);
-    if (crc32(crc32(0L, Z_NULL, 0), &file[at + 4], length + 4) != crc) throw std::runtime_error("png: bad CRC in " + type);
+    if (crc32(crc32(0L, Z_NULL, 0), &file[at + 4], length + 4) != crc)
+      throw std::runtime_error("png: bad CRC in " + type);
     if (type == "IHDR") {
       if (length != 13) throw std::runtime_error("png: IHDR length");
       png.width = static_cast<int>(read_u32(file, at + 8));
@@ -61,7 +63,8 @@ inline DecodedPng decode_png(const std::vector<std::uint8_t>& file) {
   // One spare byte: inflating to exactly the expected size must fill the buffer, no more.
   std::vector<std::uint8_t> raw((stride + 1) * png.height + 1);
   uLongf raw_size = raw.size();
-  if (uncompress(raw.data(), &raw_size, idat.data(), idat.size()) != Z_OK) throw std::runtime_error("png: bad zlib data");
+  if (uncompress(raw.data(), &raw_size, idat.data(), idat.size()) != Z_OK)
+    throw std::runtime_error("png: bad zlib data");
   if (raw_size != (stride + 1) * png.height) throw std::runtime_error("png: wrong amount of pixel data");
   png.rgb.resize(stride * png.height);
   for (int y = 0; y < png.height; ++y) {

@@ -25,11 +25,11 @@
 namespace lockstep::test {
 
 using lockstep::to_string;
-using qkan::to_string;
 using qkan::Ansatz;
 using qkan::Grads;
 using qkan::Options;
 using qkan::Path;
+using qkan::to_string;
 
 // ---------------------------------------------------------------------------------------------
 // Seeds: distinct per parametrization (hash of its name) and per check (salt).
@@ -161,8 +161,8 @@ struct Config {
 
   std::string name() const {
     std::ostringstream s;
-    s << short_name(ansatz) << (encoding() ? "_enc" : "_raw") << (fast ? "_fast" : "_z") << "_"
-      << to_string(group) << "_" << short_name(dtype) << "_B" << B << "I" << I << "O" << O << "L" << reps;
+    s << short_name(ansatz) << (encoding() ? "_enc" : "_raw") << (fast ? "_fast" : "_z") << "_" << to_string(group)
+      << "_" << short_name(dtype) << "_B" << B << "I" << I << "O" << O << "L" << reps;
     return s.str();
   }
 };
@@ -173,7 +173,7 @@ struct AnsatzEnc {
   bool preacts_trainable;
 };
 inline std::vector<AnsatzEnc> all_ansatz_encodings() {
-  return {{Ansatz::pz, false}, {Ansatz::pz, true},  {Ansatz::rpz, true}, {Ansatz::px, true},
+  return {{Ansatz::pz, false},   {Ansatz::pz, true},   {Ansatz::rpz, true},  {Ansatz::px, true},
           {Ansatz::real, false}, {Ansatz::real, true}, {Ansatz::mix, false}, {Ansatz::mix, true}};
 }
 
@@ -201,7 +201,8 @@ inline std::vector<Config> fused_vs_reference_grid() {
           }
   for (Ansatz a : {Ansatz::pz, Ansatz::real, Ansatz::mix, Ansatz::px})
     for (DType d : {DType::f32, DType::f64}) {
-      for (auto [B, I, O] : {std::tuple<std::int64_t, std::int64_t, std::int64_t>{1, 1, 1}, {64, 2, 1}, {65, 7, 2}, {129, 3, 4}}) {
+      for (auto [B, I, O] :
+           {std::tuple<std::int64_t, std::int64_t, std::int64_t>{1, 1, 1}, {64, 2, 1}, {65, 7, 2}, {129, 3, 4}}) {
         Config c;
         c.ansatz = a;
         c.preacts_trainable = a == Ansatz::px;
@@ -278,10 +279,11 @@ inline std::string index_string(const Shape& shape, std::size_t flat) {
 
 /// Elementwise |got - ref| <= atol + rtol·|ref|, both finite, and got's canaries intact.
 template <class T>
-::testing::AssertionResult all_close(const std::string& what, const Guarded<T>& got, const Guarded<T>& ref,
-                                     double atol, double rtol) {
+::testing::AssertionResult all_close(const std::string& what, const Guarded<T>& got, const Guarded<T>& ref, double atol,
+                                     double rtol) {
   if (got.shape() != ref.shape())
-    return ::testing::AssertionFailure() << what << ": shape " << to_string(got.shape()) << " vs " << to_string(ref.shape());
+    return ::testing::AssertionFailure() << what << ": shape " << to_string(got.shape()) << " vs "
+                                         << to_string(ref.shape());
   if (!got.guards_intact()) return ::testing::AssertionFailure() << what << ": written outside its view";
   if (!ref.guards_intact()) return ::testing::AssertionFailure() << what << " (ref): written outside its view";
   std::size_t bad = 0;
@@ -294,25 +296,27 @@ template <class T>
     const bool ok = std::isfinite(g) && std::isfinite(r) && err <= atol + rtol * std::abs(r);
     if (std::isfinite(err)) worst = std::max(worst, err);
     if (!ok) {
-      if (bad < 6) first << "\n    " << index_string(got.shape(), k) << ": got " << g << ", ref " << r << ", |diff| " << err;
+      if (bad < 6)
+        first << "\n    " << index_string(got.shape(), k) << ": got " << g << ", ref " << r << ", |diff| " << err;
       ++bad;
     }
   }
   if (bad == 0) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << what << ": " << bad << " of " << got.size()
-                                       << " elements differ (atol " << atol << ", rtol " << rtol
-                                       << ", max finite |diff| " << worst << "):" << first.str();
+  return ::testing::AssertionFailure() << what << ": " << bad << " of " << got.size() << " elements differ (atol "
+                                       << atol << ", rtol " << rtol << ", max finite |diff| " << worst
+                                       << "):" << first.str();
 }
 
 /// Bitwise equality (NaN == NaN when both are the same NaN pattern).
-template <class T> ::testing::AssertionResult identical(const std::string& what, const Guarded<T>& got, const Guarded<T>& ref) {
+template <class T>
+::testing::AssertionResult identical(const std::string& what, const Guarded<T>& got, const Guarded<T>& ref) {
   if (got.shape() != ref.shape()) return ::testing::AssertionFailure() << what << ": shapes differ";
   if (!got.guards_intact()) return ::testing::AssertionFailure() << what << ": written outside its view";
   if (std::memcmp(got.data(), ref.data(), got.size() * sizeof(T)) != 0) {
     for (std::size_t k = 0; k < got.size(); ++k)
       if (std::memcmp(&got.data()[k], &ref.data()[k], sizeof(T)) != 0)
-        return ::testing::AssertionFailure() << what << ": first difference at " << index_string(got.shape(), k)
-                                             << ": " << got[k] << " vs " << ref[k];
+        return ::testing::AssertionFailure() << what << ": first difference at " << index_string(got.shape(), k) << ": "
+                                             << got[k] << " vs " << ref[k];
   }
   return ::testing::AssertionSuccess();
 }
@@ -397,7 +401,8 @@ inline std::string near_pole_name(const ::testing::TestParamInfo<PoleParam>& inf
 }
 template <class T> void make_near_pole(Inputs<T>& in) {
   const Config& cfg = in.cfg;
-  for (std::int64_t b = 0; b < cfg.B; ++b) in.x[b] = b == cfg.B - 1 ? T(0) : T((b % 2 ? -1 : 1) * std::pow(10.0, -1 - b / 2));
+  for (std::int64_t b = 0; b < cfg.B; ++b)
+    in.x[b] = b == cfg.B - 1 ? T(0) : T((b % 2 ? -1 : 1) * std::pow(10.0, -1 - b / 2));
   for (std::size_t k = 0; k < in.theta.size(); ++k) in.theta[k] = T(0);
   if (cfg.ansatz == Ansatz::real) in.theta[0] = T(M_PI / 2);
   else in.theta[in.theta.size() - 1] = T(-M_PI / 2);
@@ -454,13 +459,15 @@ template <class T> GradSet<T> alloc_grads(const Inputs<T>& in, Want want, bool c
   return g;
 }
 
-template <class T> GradSet<T> run_solve_backward(const Inputs<T>& in, Path path, const Guarded<T>& gout, Want want = {}) {
+template <class T>
+GradSet<T> run_solve_backward(const Inputs<T>& in, Path path, const Guarded<T>& gout, Want want = {}) {
   GradSet<T> g = alloc_grads(in, want, false);
   qkan::solve_backward(in.cfg.options(path), in.xv(), in.thetav(), in.wv(), in.cv(), gout.view(), g.grads());
   return g;
 }
 
-template <class T> GradSet<T> run_contract_backward(const Inputs<T>& in, Path path, const Guarded<T>& gy, Want want = {}) {
+template <class T>
+GradSet<T> run_contract_backward(const Inputs<T>& in, Path path, const Guarded<T>& gy, Want want = {}) {
   GradSet<T> g = alloc_grads(in, want, true);
   qkan::contract_backward(in.cfg.options(path), in.xv(), in.thetav(), in.wv(), in.cv(), in.Wv(), gy.view(), g.grads());
   return g;
@@ -492,8 +499,7 @@ template <class T> void expect_grads_close(const GradSet<T>& got, const GradSet<
 }
 
 /// Expects f() to throw std::invalid_argument whose message contains every needle.
-template <class F>
-::testing::AssertionResult throws_invalid(F&& f, std::initializer_list<std::string_view> needles) {
+template <class F>::testing::AssertionResult throws_invalid(F&& f, std::initializer_list<std::string_view> needles) {
   try {
     f();
   } catch (const std::invalid_argument& e) {

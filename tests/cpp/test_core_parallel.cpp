@@ -60,7 +60,10 @@ TEST_P(Parallel, ExceptionPropagates) {
 }
 
 TEST_P(Parallel, ExceptionTypeIsKept) {
-  EXPECT_THROW(parallel_for(50, [](std::int64_t t, int) { if (t % 7 == 3) throw std::invalid_argument("bad"); }),
+  EXPECT_THROW(parallel_for(50,
+                            [](std::int64_t t, int) {
+                              if (t % 7 == 3) throw std::invalid_argument("bad");
+                            }),
                std::invalid_argument);
   EXPECT_THROW(parallel_for(3, [](std::int64_t, int) { throw 42; }), int);
 }

@@ -40,7 +40,8 @@ void expect_refused(const Bytes& b, const std::string& what) {
 }
 
 TEST(Npy, RoundTripsBothDtypesAndRanks) {
-  const fs::path dir = fs::temp_directory_path() / ("lockstep_npy_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("lockstep_npy_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
   fs::create_directories(dir);
   for (DType dt : {DType::f32, DType::f64})
     for (const Shape& shape : {Shape{}, Shape{5}, Shape{2, 3}, Shape{2, 0, 4}, Shape{1, 2, 3, 2}}) {
@@ -72,8 +73,10 @@ TEST(Npy, MalformedFilesAreRefused) {
   expect_refused(file_with("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", 8), "needs 12 bytes");
   expect_refused(file_with("{'descr': '<f4', 'fortran_order': False, 'shape': (a,), }", 8), "not a tuple of sizes");
   expect_refused(file_with("{'descr': '<f4', 'fortran_order': False, }", 8), "no 'shape'");
-  expect_refused(file_with("{'descr': '<f8', 'fortran_order': False, 'shape': (99999999999999999,), }", 8), "needs 799999999999999992 bytes");
-  expect_refused(file_with("{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296, 4), }", 8), "too large");
+  expect_refused(file_with("{'descr': '<f8', 'fortran_order': False, 'shape': (99999999999999999,), }", 8),
+                 "needs 799999999999999992 bytes");
+  expect_refused(file_with("{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296, 4), }", 8),
+                 "too large");
   // The same header, consistent, is accepted.
   EXPECT_EQ(parse(file_with("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", 8), "ok").shape, Shape{2});
 }

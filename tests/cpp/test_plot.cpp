@@ -23,8 +23,8 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 std::filesystem::path temp_dir(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("lockstep_plot_" + name + "_" + std::to_string(std::random_device{}()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("lockstep_plot_" + name + "_" + std::to_string(std::random_device{}()));
   std::filesystem::create_directories(dir);
   return dir;
 }
@@ -138,7 +138,7 @@ TEST(PlotTicks, BadRangesRefused) {
   EXPECT_THROW(plot::linear_ticks(2, 1), std::invalid_argument);
   EXPECT_THROW(plot::linear_ticks(kNaN, 1), std::invalid_argument);
   EXPECT_THROW(plot::linear_ticks(0, kInf), std::invalid_argument);
-  EXPECT_THROW(plot::linear_ticks(1, 1 + 1e-15), std::invalid_argument);    // too narrow to label
+  EXPECT_THROW(plot::linear_ticks(1, 1 + 1e-15), std::invalid_argument);   // too narrow to label
   EXPECT_THROW(plot::linear_ticks(-1e308, 1e308), std::invalid_argument);  // span overflows
   EXPECT_THROW(plot::log_ticks(0, 1), std::invalid_argument);
   EXPECT_THROW(plot::log_ticks(-1, 1), std::invalid_argument);
@@ -263,8 +263,11 @@ TEST(PlotDraw, LinePassesThroughItsData) {
 TEST(PlotDraw, ScatterAndLogAxis) {
   plot::Figure figure(1, 1, 600, 500);
   const plot::Color blue{0, 0, 230};
-  figure.axes().add_scatter({1, 10, 100, 1000}, {1e-3, 1e-1, 10, 1e3}, {.color = blue, .radius = 4})
-      .set_log_y().set_xlim(0, 1100).set_ylim(1e-4, 1e4);
+  figure.axes()
+      .add_scatter({1, 10, 100, 1000}, {1e-3, 1e-1, 10, 1e3}, {.color = blue, .radius = 4})
+      .set_log_y()
+      .set_xlim(0, 1100)
+      .set_ylim(1e-4, 1e4);
   const plot::Image image = figure.render();
   const plot::PanelLayout box = figure.layout();
   // Log mapping: 1e0 sits halfway between 1e-4 and 1e4.
@@ -313,9 +316,11 @@ TEST(PlotDraw, NonFiniteDataAreSkipped) {
   plot::Figure figure(2, 2, 1000, 800);
   const plot::Color green{0, 160, 0};
   // A line with a gap: the segment from x = 4 to 6 through the NaN is not drawn.
-  figure.axes(0, 0).add_line({0, 2, 4, 5, 6, 8, 10}, {1, 1, 1, kNaN, 1, 1, 1}, {.color = green})
-      .set_xlim(0, 10).set_ylim(0, 2);
-  figure.axes(0, 1).add_line({0, 1, kInf, 3}, {kNaN, kNaN, 1, kNaN});  // nothing finite
+  figure.axes(0, 0)
+      .add_line({0, 2, 4, 5, 6, 8, 10}, {1, 1, 1, kNaN, 1, 1, 1}, {.color = green})
+      .set_xlim(0, 10)
+      .set_ylim(0, 2);
+  figure.axes(0, 1).add_line({0, 1, kInf, 3}, {kNaN, kNaN, 1, kNaN});      // nothing finite
   figure.axes(1, 0).add_line({1, 2, 3, 4}, {-1, 0, 1e-3, 1}).set_log_y();  // non-positive on log
   std::vector<double> cells(9, 1.0);
   cells[4] = kNaN;
@@ -352,7 +357,8 @@ TEST(PlotDraw, RandomHostileDataNeverBreakRendering) {
     const std::size_t n = 1 + rng() % 50;
     figure.axes(0, 0).add_line(draw(n), draw(n)).add_scatter(draw(n), draw(n)).set_log_y(trial % 2 == 0);
     std::vector<double> x(1 + rng() % 6), y(1 + rng() % 6);
-    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i) * std::pow(10.0, static_cast<double>(trial % 7) - 3);
+    for (std::size_t i = 0; i < x.size(); ++i)
+      x[i] = static_cast<double>(i) * std::pow(10.0, static_cast<double>(trial % 7) - 3);
     for (std::size_t j = 0; j < y.size(); ++j) y[j] = static_cast<double>(j);
     figure.axes(0, 1).add_heat_map(x, y, draw(x.size() * y.size()));
     EXPECT_NO_THROW(figure.render()) << "trial " << trial;

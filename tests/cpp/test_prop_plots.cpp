@@ -46,15 +46,14 @@ Propagation make_run(int n = 2048, int planes = 40) {
   return r;
 }
 
-template <class T>
-std::vector<T> reversed(std::vector<T> v) {
+template <class T> std::vector<T> reversed(std::vector<T> v) {
   std::reverse(v.begin(), v.end());
   return v;
 }
 
 std::filesystem::path temp_dir() {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("lockstep_prop_plots_" + std::to_string(std::random_device{}()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("lockstep_prop_plots_" + std::to_string(std::random_device{}()));
   std::filesystem::create_directories(dir);
   return dir;
 }
@@ -78,15 +77,15 @@ TEST(PropPlots, SpectralEvolutionRangeAndColours) {
   // The peak (0 dB) is the brightest colour of inferno, a wing below −40 dB its darkest.
   const int top_row = static_cast<int>(box.pixel_y(150)) + 2;  // pixel rows run downwards
   EXPECT_EQ(image.at(static_cast<int>(box.pixel_x(800)), top_row), plot::colormap_color(plot::Colormap::inferno, 1));
-  EXPECT_EQ(image.at(box.left + 1, static_cast<int>(box.pixel_y(1))),
-            plot::colormap_color(plot::Colormap::inferno, 0));
+  EXPECT_EQ(image.at(box.left + 1, static_cast<int>(box.pixel_y(1))), plot::colormap_color(plot::Colormap::inferno, 0));
   // At z = 0, 10·log10(e^{−(Δλ/w)²}) = −20 dB at Δλ = w·sqrt(2 ln 10): halfway up the colour map
   // (±1.5 dB for the pixel's width and the map's 8-bit steps).
   const double x20 = 800 + width_nm(0) * std::sqrt(2 * std::log(10.0));
   const plot::Color c = image.at(static_cast<int>(box.pixel_x(x20)), static_cast<int>(box.pixel_y(0)) - 2);
   const plot::Color lo = plot::colormap_color(plot::Colormap::inferno, 0.5 - 1.5 / 40);
   const plot::Color hi = plot::colormap_color(plot::Colormap::inferno, 0.5 + 1.5 / 40);
-  EXPECT_TRUE(c.r >= std::min(lo.r, hi.r) && c.r <= std::max(lo.r, hi.r)) << int(c.r) << " " << int(lo.r) << " " << int(hi.r);
+  EXPECT_TRUE(c.r >= std::min(lo.r, hi.r) && c.r <= std::max(lo.r, hi.r))
+      << int(c.r) << " " << int(lo.r) << " " << int(hi.r);
 }
 
 TEST(PropPlots, WavelengthOrderDoesNotMatter) {
@@ -133,8 +132,8 @@ TEST(PropPlots, TemporalEvolutionLinearAndDecibels) {
   const plot::Color hi = plot::colormap_color(plot::Colormap::viridis, 0.41);
   EXPECT_TRUE(end.g >= std::min(lo.g, hi.g) && end.g <= std::max(lo.g, hi.g)) << int(end.g);
 
-  const plot::Figure db = prop::temporal_evolution_figure(r.z, r.t, r.power,
-                                                          {.decibels = true, .time_range_s = std::pair{-1e-12, 2e-12}});
+  const plot::Figure db =
+      prop::temporal_evolution_figure(r.z, r.t, r.power, {.decibels = true, .time_range_s = std::pair{-1e-12, 2e-12}});
   const plot::PanelLayout dbox = db.layout();
   EXPECT_DOUBLE_EQ(dbox.x_min, -1);  // ps, as asked
   EXPECT_NEAR(dbox.x_max, 2, 1e-12);
@@ -170,7 +169,8 @@ TEST(PropPlots, SpectrumAndCoherencePanels) {
   EXPECT_DOUBLE_EQ(bottom.y_max, 1.05);
   const plot::Image image = coherence.render();
   // |g12| = 0.5 at 800 nm, drawn in the second series colour.
-  EXPECT_EQ(image.at(static_cast<int>(bottom.pixel_x(800)), static_cast<int>(bottom.pixel_y(0.5))), plot::series_color(1));
+  EXPECT_EQ(image.at(static_cast<int>(bottom.pixel_x(800)), static_cast<int>(bottom.pixel_y(0.5))),
+            plot::series_color(1));
 }
 
 TEST(PropPlots, BadInputsNamed) {
@@ -187,14 +187,16 @@ TEST(PropPlots, BadInputsNamed) {
   expect_message([&] { prop::spectral_evolution_figure(r.z, r.wavelength, {r.spectra[0]}); }, "spectra");
   expect_message([&] { prop::spectral_evolution_figure(r.z, {}, r.spectra); }, "spectra");
   expect_message([&] { prop::spectral_evolution_figure({0.1, 0.0, 0.2}, r.wavelength, r.spectra); }, "z");
-  expect_message([&] {
-    prop::spectral_evolution_figure(r.z, std::vector<double>(r.wavelength.size(), -1.0), r.spectra);
-  }, "wavelength");
+  expect_message(
+      [&] { prop::spectral_evolution_figure(r.z, std::vector<double>(r.wavelength.size(), -1.0), r.spectra); },
+      "wavelength");
   expect_message([&] { prop::spectral_evolution_figure(r.z, r.wavelength, r.spectra, {.dynamic_range_db = 0}); },
                  "dynamic_range_db");
-  expect_message([&] {
-    prop::spectral_evolution_figure(r.z, r.wavelength, r.spectra, {.wavelength_range_m = std::pair{2e-6, 3e-6}});
-  }, "wavelength");
+  expect_message(
+      [&] {
+        prop::spectral_evolution_figure(r.z, r.wavelength, r.spectra, {.wavelength_range_m = std::pair{2e-6, 3e-6}});
+      },
+      "wavelength");
   expect_message([&] { prop::temporal_evolution_figure(r.z, reversed(r.t), r.power); }, "t");
   expect_message([&] { prop::spectrum_figure(r.wavelength, {}); }, "spectra_db");
   expect_message([&] { prop::spectrum_figure(r.wavelength, r.spectra, {"only one"}); }, "labels");

@@ -32,7 +32,7 @@
 #include "gpu_test_util.hpp"
 #include "qkan_test_util.hpp"
 #include "src/qkan/cuda/launch.hpp"  // backward_split
-#include "src/qkan/problem.hpp"       // kFusedMaxReps
+#include "src/qkan/problem.hpp"      // kFusedMaxReps
 
 namespace lockstep::test {
 namespace {
@@ -140,8 +140,12 @@ template <class T> struct DeviceInputs {
   bool pass_pre;
 
   explicit DeviceInputs(const Inputs<T>& in)
-      : x("x", in.x.shape()), theta("theta", in.theta.shape()), w("preacts_weight", in.w.shape()),
-        c("preacts_bias", in.c.shape()), W("weight", in.W.shape()), pass_pre(in.pass_pre) {
+      : x("x", in.x.shape()),
+        theta("theta", in.theta.shape()),
+        w("preacts_weight", in.w.shape()),
+        c("preacts_bias", in.c.shape()),
+        W("weight", in.W.shape()),
+        pass_pre(in.pass_pre) {
     upload(in);
   }
   void upload(const Inputs<T>& in, cudaStream_t stream = nullptr) const {
@@ -234,7 +238,7 @@ GradSet<T> cuda_contract_backward(const Inputs<T>& in, const DeviceInputs<T>& d,
   return grads.download();
 }
 
-template <class T> ::testing::AssertionResult all_nan(const std::string& what, const Guarded<T>& g) {
+template <class T>::testing::AssertionResult all_nan(const std::string& what, const Guarded<T>& g) {
   for (std::size_t k = 0; k < g.size(); ++k)
     if (!std::isnan(g[k]))
       return ::testing::AssertionFailure() << what << " " << index_string(g.shape(), k) << " was written (" << g[k]
@@ -242,7 +246,7 @@ template <class T> ::testing::AssertionResult all_nan(const std::string& what, c
   return ::testing::AssertionSuccess();
 }
 
-template <class T> ::testing::AssertionResult all_finite(const std::string& what, const Guarded<T>& g) {
+template <class T>::testing::AssertionResult all_finite(const std::string& what, const Guarded<T>& g) {
   for (std::size_t k = 0; k < g.size(); ++k)
     if (!std::isfinite(g[k]))
       return ::testing::AssertionFailure() << what << " " << index_string(g.shape(), k) << " is " << g[k];
@@ -287,7 +291,8 @@ template <class F> Graph capture(cudaStream_t stream, F&& body) {
   const cudaError_t e = cudaStreamEndCapture(stream, &g);
   if (e != cudaSuccess)
     throw std::runtime_error(std::string("cudaStreamEndCapture failed: ") + cudaGetErrorName(e) + " (" +
-                             cudaGetErrorString(e) + "): a call inside the capture was not capturable "
+                             cudaGetErrorString(e) +
+                             "): a call inside the capture was not capturable "
                              "(a host synchronisation, an allocation or work on another stream?)");
   return Graph(g);
 }
@@ -446,9 +451,9 @@ TEST_P(CudaVsReference, GradSubsetsMatchAll) {
     using T = decltype(tag);
     const DeviceInputs<T> d(in);
     const std::vector<std::pair<const char*, Want>> subsets = {
-        {"x", {true, false, false, false, false}},       {"theta", {false, true, false, false, false}},
-        {"w,c", {false, false, true, true, false}},      {"W", {false, false, false, false, true}},
-        {"x,W", {true, false, false, false, true}},      {"theta,w", {false, true, true, false, false}}};
+        {"x", {true, false, false, false, false}},  {"theta", {false, true, false, false, false}},
+        {"w,c", {false, false, true, true, false}}, {"W", {false, false, false, false, true}},
+        {"x,W", {true, false, false, false, true}}, {"theta,w", {false, true, true, false, false}}};
     for (bool contract : {false, true}) {
       SCOPED_TRACE(contract ? "contract_backward" : "solve_backward");
       const Guarded<T> g = random_like<T>(contract ? Shape{cfg.B, cfg.O} : cfg.plain_shape(), seed + 1);
@@ -530,14 +535,16 @@ TEST_P(CudaRowsNearPoles, NearPolesKeepTheirAccuracy) {
         }
       const DeviceInputs<T> d(in);
       const Guarded<T> gy = random_like<T>({cfg.B, cfg.O}, seed + 3);
-      expect_grads_close(cuda_contract_backward(in, d, Path::automatic, gy), run_contract_backward(in, Path::reference, gy),
-                         tol<T>.grad_abs, tol<T>.grad_rel);
+      expect_grads_close(cuda_contract_backward(in, d, Path::automatic, gy),
+                         run_contract_backward(in, Path::reference, gy), tol<T>.grad_abs, tol<T>.grad_rel);
     });
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Qkan, CudaRowsNearPoles, ::testing::Values(DType::f32, DType::f64),
-                         [](const ::testing::TestParamInfo<DType>& info) { return std::string(short_name(info.param)); });
+                         [](const ::testing::TestParamInfo<DType>& info) {
+                           return std::string(short_name(info.param));
+                         });
 INSTANTIATE_TEST_SUITE_P(QkanRows, CudaRowsBackward, ::testing::ValuesIn(cuda_rows_configs()),
                          [](const ::testing::TestParamInfo<Config>& info) { return info.param.name(); });
 
@@ -557,7 +564,8 @@ TEST_F(CudaBackwardPlan, RowsShapesRouteThere) {
       EXPECT_EQ(split(c, qkan::detail::Kind::contract).row_lanes, lanes) << c.name();
       EXPECT_EQ(split(c, qkan::detail::Kind::solve).row_lanes, 0) << c.name();
     }
-  for (const Config& c : cuda_tile_configs()) EXPECT_EQ(split(c, qkan::detail::Kind::contract).row_lanes, 0) << c.name();
+  for (const Config& c : cuda_tile_configs())
+    EXPECT_EQ(split(c, qkan::detail::Kind::contract).row_lanes, 0) << c.name();
 }
 
 // A layer whose records and sums are too long for the rows kernel's shared memory (mix with the
@@ -687,7 +695,7 @@ TEST_F(CudaStream, RunsOnTheGivenStream) {
       watchdog.request_stop();
       watchdog.join();
       ASSERT_EQ(fired_in.load(), kNone) << "reading back on another stream waited for the held stream; "
-                                    "this test cannot tell which stream the calls used";
+                                           "this test cannot tell which stream the calls used";
       ASSERT_EQ(query, cudaErrorNotReady) << "the stream was not held: the checks below would prove nothing";
       const std::string why = " ran while Options::stream was held: it was launched on another stream";
       EXPECT_TRUE(all_nan("postacts" + why, early_post));
@@ -708,8 +716,8 @@ TEST_F(CudaStream, RunsOnTheGivenStream) {
     }
     {
       SCOPED_TRACE("contract_backward");
-      expect_grads_close(gcontract.download(reader), run_contract_backward(in, Path::reference, gy_h),
-                         tol<T>.grad_abs, tol<T>.grad_rel);
+      expect_grads_close(gcontract.download(reader), run_contract_backward(in, Path::reference, gy_h), tol<T>.grad_abs,
+                         tol<T>.grad_rel);
     }
   });
 }
@@ -725,8 +733,8 @@ class CudaGraph : public WithGpu<::testing::TestWithParam<Config>> {
   /// random inputs into the captured buffers and the outputs were poisoned again, checking the
   /// results with check(inputs).
   template <class T, class Enqueue, class Upload, class Check>
-  void capture_and_replay(const DeviceGrads<T>& grads, const DeviceBuffer<T>& out, Enqueue&& enqueue,
-                          Upload&& upload, Check&& check) {
+  void capture_and_replay(const DeviceGrads<T>& grads, const DeviceBuffer<T>& out, Enqueue&& enqueue, Upload&& upload,
+                          Check&& check) {
     const Stream stream;
     const Options opt = cuda_options(GetParam(), Path::automatic, stream);
     // Warm-up outside the capture, as before any capture in practice (it loads the kernels).
@@ -919,7 +927,8 @@ TEST_F(CudaLarge, ContractBackwardPast2To31Circuits) {
     ASSERT_TRUE(all_finite("grad weight", *g.W));
     GradSet<float> got;
     got.x = gather(*g.x, r);
-    expect_grads_close(got, run_contract_backward(part, Path::reference, gather(gy, r), {true, false, false, false, false}),
+    expect_grads_close(got,
+                       run_contract_backward(part, Path::reference, gather(gy, r), {true, false, false, false, false}),
                        tol<float>.grad_abs, tol<float>.grad_rel);
   }
   {
@@ -972,8 +981,11 @@ void expect_untouched(const DeviceBuffer<T>& post, const DeviceBuffer<T>& y, con
   EXPECT_TRUE(all_nan("y", y.download()));
   for (const DeviceGrads<T>* grads : {&gplain, &gcontract}) {
     const GradSet<T> g = grads->download();
-    for (const auto& [name, t] : {std::pair{"grad x", &g.x}, {"grad theta", &g.theta}, {"grad preacts_weight", &g.w},
-                                  {"grad preacts_bias", &g.c}, {"grad weight", &g.W}}) {
+    for (const auto& [name, t] : {std::pair{"grad x", &g.x},
+                                  {"grad theta", &g.theta},
+                                  {"grad preacts_weight", &g.w},
+                                  {"grad preacts_bias", &g.c},
+                                  {"grad weight", &g.W}}) {
       if (*t) {
         EXPECT_TRUE(all_nan(name, **t));
       }
@@ -993,7 +1005,8 @@ TEST_F(CudaErrors, MixedDevicesNameTheArgument) {
     // Host-side stand-ins (poisoned) for any one argument.
     Guarded<T> h_post(cfg.plain_shape()), h_y({cfg.B, cfg.O}), h_gx(in.x.shape()), h_gtheta(in.theta.shape()),
         h_gW(in.W.shape());
-    const Guarded<T> h_gout = random_like<T>(cfg.plain_shape(), seed + 1), h_gy = random_like<T>({cfg.B, cfg.O}, seed + 2);
+    const Guarded<T> h_gout = random_like<T>(cfg.plain_shape(), seed + 1),
+                     h_gy = random_like<T>({cfg.B, cfg.O}, seed + 2);
     gout.upload(h_gout);
     gy.upload(h_gy);
 
@@ -1002,8 +1015,8 @@ TEST_F(CudaErrors, MixedDevicesNameTheArgument) {
       MutTensor post, y;
       Grads gplain, gcontract;
     };
-    const Args dev{d.xv(), d.thetav(), d.wv(), d.cv(), d.Wv(), gout.view(), gy.view(), post.mut(), y.mut(),
-                   gplain.grads(), gcontract.grads()};
+    const Args dev{d.xv(),    d.thetav(), d.wv(),  d.cv(),         d.Wv(),           gout.view(),
+                   gy.view(), post.mut(), y.mut(), gplain.grads(), gcontract.grads()};
     // Entry points a broken argument reaches: solve, solve_backward, contract, contract_backward.
     enum : unsigned { kSolve = 1, kSolveBwd = 2, kContract = 4, kContractBwd = 8, kAll = 15 };
     auto expect_refused = [&](const char* what, auto&& change, std::initializer_list<std::string_view> needles,
@@ -1015,7 +1028,8 @@ TEST_F(CudaErrors, MixedDevicesNameTheArgument) {
         EXPECT_TRUE(throws_invalid([&] { qkan::solve_forward(opt, a.x, a.theta, a.w, a.c, a.post); }, needles));
       }
       if (entries & kSolveBwd) {
-        EXPECT_TRUE(throws_invalid([&] { qkan::solve_backward(opt, a.x, a.theta, a.w, a.c, a.gout, a.gplain); }, needles));
+        EXPECT_TRUE(
+            throws_invalid([&] { qkan::solve_backward(opt, a.x, a.theta, a.w, a.c, a.gout, a.gplain); }, needles));
       }
       if (entries & kContract) {
         EXPECT_TRUE(throws_invalid([&] { qkan::contract_forward(opt, a.x, a.theta, a.w, a.c, a.W, a.y); }, needles));
@@ -1028,22 +1042,32 @@ TEST_F(CudaErrors, MixedDevicesNameTheArgument) {
       expect_untouched(post, y, gplain, gcontract);
       for (const Guarded<T>* h : {&h_post, &h_y, &h_gx, &h_gtheta, &h_gW}) EXPECT_TRUE(all_nan("a host output", *h));
     };
-    expect_refused("x on the CPU", [&](Args& a) { a.x = in.xv(); }, {"theta", "cpu", "cuda"}, kAll);
-    expect_refused("theta on the CPU", [&](Args& a) { a.theta = in.thetav(); }, {"theta", "cpu", "cuda"}, kAll);
-    expect_refused("w on the CPU", [&](Args& a) { a.w = in.wv(); }, {"preacts_weight", "cpu"}, kAll);
-    expect_refused("c on the CPU", [&](Args& a) { a.c = in.cv(); }, {"preacts_bias", "cpu"}, kAll);
-    expect_refused("weight on the CPU", [&](Args& a) { a.W = in.Wv(); }, {"weight", "cpu"}, kContract | kContractBwd);
-    expect_refused("postacts on the CPU", [&](Args& a) { a.post = h_post.mut(); }, {"postacts", "cpu"}, kSolve);
-    expect_refused("y on the CPU", [&](Args& a) { a.y = h_y.mut(); }, {"y", "cpu"}, kContract);
-    expect_refused("grad_postacts on the CPU", [&](Args& a) { a.gout = h_gout.view(); }, {"grad_postacts", "cpu"},
-                   kSolveBwd);
-    expect_refused("grad_y on the CPU", [&](Args& a) { a.gy = h_gy.view(); }, {"grad_y", "cpu"}, kContractBwd);
-    expect_refused("grad x on the CPU", [&](Args& a) { a.gplain.x = a.gcontract.x = h_gx.mut(); }, {"grad x", "cpu"},
-                   kSolveBwd | kContractBwd);
-    expect_refused("grad theta on the CPU", [&](Args& a) { a.gplain.theta = a.gcontract.theta = h_gtheta.mut(); },
-                   {"grad theta", "cpu"}, kSolveBwd | kContractBwd);
-    expect_refused("grad weight on the CPU", [&](Args& a) { a.gcontract.W = h_gW.mut(); }, {"grad weight", "cpu"},
-                   kContractBwd);
+    expect_refused(
+        "x on the CPU", [&](Args& a) { a.x = in.xv(); }, {"theta", "cpu", "cuda"}, kAll);
+    expect_refused(
+        "theta on the CPU", [&](Args& a) { a.theta = in.thetav(); }, {"theta", "cpu", "cuda"}, kAll);
+    expect_refused(
+        "w on the CPU", [&](Args& a) { a.w = in.wv(); }, {"preacts_weight", "cpu"}, kAll);
+    expect_refused(
+        "c on the CPU", [&](Args& a) { a.c = in.cv(); }, {"preacts_bias", "cpu"}, kAll);
+    expect_refused(
+        "weight on the CPU", [&](Args& a) { a.W = in.Wv(); }, {"weight", "cpu"}, kContract | kContractBwd);
+    expect_refused(
+        "postacts on the CPU", [&](Args& a) { a.post = h_post.mut(); }, {"postacts", "cpu"}, kSolve);
+    expect_refused(
+        "y on the CPU", [&](Args& a) { a.y = h_y.mut(); }, {"y", "cpu"}, kContract);
+    expect_refused(
+        "grad_postacts on the CPU", [&](Args& a) { a.gout = h_gout.view(); }, {"grad_postacts", "cpu"}, kSolveBwd);
+    expect_refused(
+        "grad_y on the CPU", [&](Args& a) { a.gy = h_gy.view(); }, {"grad_y", "cpu"}, kContractBwd);
+    expect_refused(
+        "grad x on the CPU", [&](Args& a) { a.gplain.x = a.gcontract.x = h_gx.mut(); }, {"grad x", "cpu"},
+        kSolveBwd | kContractBwd);
+    expect_refused(
+        "grad theta on the CPU", [&](Args& a) { a.gplain.theta = a.gcontract.theta = h_gtheta.mut(); },
+        {"grad theta", "cpu"}, kSolveBwd | kContractBwd);
+    expect_refused(
+        "grad weight on the CPU", [&](Args& a) { a.gcontract.W = h_gW.mut(); }, {"grad weight", "cpu"}, kContractBwd);
   });
 }
 
@@ -1060,7 +1084,8 @@ TEST_F(CudaErrors, ReferencePathRefusesCudaTensors) {
     const DeviceGrads<T> gplain(in, Want::all(), false), gcontract(in, Want::all(), true);
     const std::initializer_list<std::string_view> needles = {"reference", "CPU"};
     EXPECT_TRUE(throws_invalid([&] { qkan::explain(opt, cfg.dtype, Device::cuda); }, needles));
-    EXPECT_TRUE(throws_invalid([&] { qkan::solve_forward(opt, d.xv(), d.thetav(), d.wv(), d.cv(), post.mut()); }, needles));
+    EXPECT_TRUE(
+        throws_invalid([&] { qkan::solve_forward(opt, d.xv(), d.thetav(), d.wv(), d.cv(), post.mut()); }, needles));
     EXPECT_TRUE(throws_invalid(
         [&] { qkan::solve_backward(opt, d.xv(), d.thetav(), d.wv(), d.cv(), gout.view(), gplain.grads()); }, needles));
     EXPECT_TRUE(throws_invalid(
@@ -1083,8 +1108,8 @@ TEST(CudaDispatch, ExplainSaysFused) {
           opt.reps = reps;
           opt.path = path;
           const qkan::Dispatch d = qkan::explain(opt, dtype, Device::cuda);
-          EXPECT_EQ(d.path, Path::fused) << short_name(ae.ansatz) << " " << short_name(dtype) << " reps " << reps
-                                         << " " << to_string(path) << ": " << d.reason;
+          EXPECT_EQ(d.path, Path::fused) << short_name(ae.ansatz) << " " << short_name(dtype) << " reps " << reps << " "
+                                         << to_string(path) << ": " << d.reason;
           EXPECT_NE(d.reason.find("CUDA"), std::string::npos) << d.reason;
         }
 }
@@ -1162,7 +1187,8 @@ INSTANTIATE_TEST_SUITE_P(Qkan, CudaEmptyBatch,
                          ::testing::Values(AnsatzEnc{Ansatz::pz, true}, AnsatzEnc{Ansatz::mix, false}),
                          [](const ::testing::TestParamInfo<AnsatzEnc>& info) {
                            return std::string(short_name(info.param.ansatz)) +
-                                  (qkan::encoding_active(info.param.ansatz, info.param.preacts_trainable) ? "_enc" : "_raw");
+                                  (qkan::encoding_active(info.param.ansatz, info.param.preacts_trainable) ? "_enc"
+                                                                                                          : "_raw");
                          });
 
 }  // namespace

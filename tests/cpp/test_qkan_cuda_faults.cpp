@@ -26,9 +26,12 @@ qkan::Model small_model(const std::vector<std::int64_t>& widths, std::uint64_t s
     qkan::LayerParams L;
     L.in = widths[k], L.out = widths[k + 1];
     const std::int64_t E = L.in * L.out;
-    for (auto [field, n] : {std::pair{&qkan::LayerParams::theta, E * RK}, {&qkan::LayerParams::preacts_weight, E * 3},
-                            {&qkan::LayerParams::preacts_bias, E * 3}, {&qkan::LayerParams::base_weight, E},
-                            {&qkan::LayerParams::postact_weights, E}, {&qkan::LayerParams::postact_bias, E},
+    for (auto [field, n] : {std::pair{&qkan::LayerParams::theta, E * RK},
+                            {&qkan::LayerParams::preacts_weight, E * 3},
+                            {&qkan::LayerParams::preacts_bias, E * 3},
+                            {&qkan::LayerParams::base_weight, E},
+                            {&qkan::LayerParams::postact_weights, E},
+                            {&qkan::LayerParams::postact_bias, E},
                             {&qkan::LayerParams::mask, E}}) {
       (L.*field).resize(static_cast<std::size_t>(n));
       for (double& v : L.*field) v = field == &qkan::LayerParams::mask ? 1.0 : u(rng);

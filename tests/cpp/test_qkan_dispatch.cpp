@@ -74,8 +74,9 @@ TEST_P(Dispatch, TooManyRepsForFused) {
     }
     for (std::size_t k = 0; k < post.size(); ++k) ASSERT_TRUE(std::isnan(post[k]));
     Guarded<T> y({cfg.B, cfg.O});
-    EXPECT_THROW(qkan::contract_forward(cfg.options(Path::fused), in.xv(), in.thetav(), in.wv(), in.cv(), in.Wv(), y.mut()),
-                 std::invalid_argument);
+    EXPECT_THROW(
+        qkan::contract_forward(cfg.options(Path::fused), in.xv(), in.thetav(), in.wv(), in.cv(), in.Wv(), y.mut()),
+        std::invalid_argument);
     const Guarded<T> gy = random_like<T>({cfg.B, cfg.O}, seed + 1);
     {
       // Refused before anything is written, gradients included (w/c too, which are zero
@@ -91,7 +92,8 @@ TEST_P(Dispatch, TooManyRepsForFused) {
     // Path::automatic: the reference results exactly.
     EXPECT_TRUE(identical("postacts", run_solve(in, Path::automatic), run_solve(in, Path::reference)));
     EXPECT_TRUE(identical("y", run_contract(in, Path::automatic), run_contract(in, Path::reference)));
-    const GradSet<T> a = run_contract_backward(in, Path::automatic, gy), r = run_contract_backward(in, Path::reference, gy);
+    const GradSet<T> a = run_contract_backward(in, Path::automatic, gy),
+                     r = run_contract_backward(in, Path::reference, gy);
     expect_grads_close(a, r, 0, 0);
   });
 }

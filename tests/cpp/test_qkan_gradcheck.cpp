@@ -11,8 +11,9 @@ using Param = std::tuple<AnsatzEnc, bool, Group, bool>;  // ansatz/encoding, fas
 
 std::string param_name(const ::testing::TestParamInfo<Param>& info) {
   const auto& [ae, fast, group, contract] = info.param;
-  return std::string(short_name(ae.ansatz)) + (qkan::encoding_active(ae.ansatz, ae.preacts_trainable) ? "_enc" : "_raw") +
-         (fast ? "_fast_" : "_z_") + to_string(group) + (contract ? "_contract" : "_plain");
+  return std::string(short_name(ae.ansatz)) +
+         (qkan::encoding_active(ae.ansatz, ae.preacts_trainable) ? "_enc" : "_raw") + (fast ? "_fast_" : "_z_") +
+         to_string(group) + (contract ? "_contract" : "_plain");
 }
 
 class GradCheck : public ::testing::TestWithParam<Param> {};
@@ -41,8 +42,8 @@ TEST_P(GradCheck, ReferenceMatchesFiniteDifferences) {
     for (std::size_t k = 0; k < out.size(); ++k) J += g[k] * out[k];
     return J;
   };
-  const GradSet<double> an = contract ? run_contract_backward(in, Path::reference, g)
-                                      : run_solve_backward(in, Path::reference, g);
+  const GradSet<double> an =
+      contract ? run_contract_backward(in, Path::reference, g) : run_solve_backward(in, Path::reference, g);
 
   auto check = [&](const char* name, Guarded<double>& param, const std::optional<Guarded<double>>& grad) {
     ASSERT_TRUE(grad.has_value()) << name;

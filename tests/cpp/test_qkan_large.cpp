@@ -80,10 +80,12 @@ TEST(QkanLarge, ContractBackwardPast2To31Circuits) {
   const GradSet<float> ref = run_contract_backward(part, Path::reference, gpart, {true, false, false, false, false});
   Guarded<float> got({n, cfg.I});
   for (std::int64_t k = 0; k < n * cfg.I; ++k) got[k] = (*g.x)[b0 * cfg.I + k];
-  EXPECT_TRUE(all_close("grad x", got, *ref.x, tol<float>.grad_abs * std::max(1.0, ref.x->max_abs()), tol<float>.grad_rel));
+  EXPECT_TRUE(
+      all_close("grad x", got, *ref.x, tol<float>.grad_abs * std::max(1.0, ref.x->max_abs()), tol<float>.grad_rel));
   for (const auto* t : {&*g.x, &*g.theta, &*g.W}) {
     ASSERT_TRUE(t->guards_intact());
-    for (std::size_t k = 0; k < t->size(); ++k) ASSERT_TRUE(std::isfinite((*t)[k])) << to_string(t->shape()) << " " << k;
+    for (std::size_t k = 0; k < t->size(); ++k)
+      ASSERT_TRUE(std::isfinite((*t)[k])) << to_string(t->shape()) << " " << k;
   }
 }
 

@@ -1,6 +1,7 @@
 // QKAN models and their files: a model survives to_safetensors -> bytes -> from_safetensors
 // exactly (float64) and its forward is unchanged; inconsistent files are refused naming the
-// tensor; workspaces, row chunks on threads and float32 evaluation keep the results. (The forward against qkan.QKAN itself: tests/python/test_cli_qkan.py.)
+// tensor; workspaces, row chunks on threads and float32 evaluation keep the results. (The forward against qkan.QKAN
+// itself: tests/python/test_cli_qkan.py.)
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -124,8 +125,10 @@ TEST(QkanModel, InconsistentFilesAreRefused) {
   }
   {
     auto f = good;
-    for (const char* t : {"theta", "preacts_weight", "preacts_bias", "base_weight", "postact_weights", "postact_bias", "mask"})
-      f.tensors[std::string("layers.1.") + t] = to_safetensors(random_model({5, 2}, 3, 14), DType::f32).tensors.at(std::string("layers.0.") + t);
+    for (const char* t :
+         {"theta", "preacts_weight", "preacts_bias", "base_weight", "postact_weights", "postact_bias", "mask"})
+      f.tensors[std::string("layers.1.") + t] =
+          to_safetensors(random_model({5, 2}, 3, 14), DType::f32).tensors.at(std::string("layers.0.") + t);
     expect_refused(f, "layer 1 takes 5 inputs but layer 0 gives 4");
   }
   {
@@ -146,7 +149,8 @@ TEST(QkanModel, GradientsMatchFiniteDifferences) {
   for (Loss kind : {Loss::mse, Loss::cross_entropy})
     for (Activation act : {Activation::silu, Activation::gelu, Activation::tanh, Activation::sigmoid})
       for (bool enc : {false, true}) {
-        SCOPED_TRACE(::testing::Message() << (kind == Loss::mse ? "mse " : "ce ") << to_string(act) << (enc ? " enc" : " raw"));
+        SCOPED_TRACE(::testing::Message()
+                     << (kind == Loss::mse ? "mse " : "ce ") << to_string(act) << (enc ? " enc" : " raw"));
         Model m = random_model({3, 4, 3}, 2, 21 + int(act) + 10 * enc);
         m.options.base_activation = act;
         m.options.preacts_trainable = enc;
@@ -193,13 +197,15 @@ TEST(QkanModel, FrozenParametersGetZeroGradients) {
   std::vector<LayerParams> g;
   loss_and_gradient(m, x, t, 2, Loss::mse, g);
   for (const LayerParams& gl : g) {
-    for (const auto* v : {&gl.preacts_weight, &gl.preacts_bias, &gl.base_weight, &gl.postact_weights, &gl.postact_bias, &gl.mask})
+    for (const auto* v :
+         {&gl.preacts_weight, &gl.preacts_bias, &gl.base_weight, &gl.postact_weights, &gl.postact_bias, &gl.mask})
       for (double e : *v) EXPECT_EQ(e, 0.0);
     double norm = 0;
     for (double e : gl.theta) norm += std::abs(e);
     EXPECT_GT(norm, 0.0);
   }
-  EXPECT_THROW(loss_and_gradient(m, x, std::vector<double>{0.5, 1.0}, 2, Loss::cross_entropy, g), std::invalid_argument);
+  EXPECT_THROW(loss_and_gradient(m, x, std::vector<double>{0.5, 1.0}, 2, Loss::cross_entropy, g),
+               std::invalid_argument);
 }
 
 /// Random inputs in [-1.5, 1.5] and mse targets for a model.
@@ -220,7 +226,8 @@ double max_rel_diff(const std::vector<LayerParams>& a, const std::vector<LayerPa
       EXPECT_EQ(u.size(), v.size());
       double scale = 0;
       for (double e : v) scale = std::max(scale, std::abs(e));
-      for (std::size_t k = 0; k < u.size(); ++k) worst = std::max(worst, std::abs(u[k] - v[k]) / std::max(scale, 1e-30));
+      for (std::size_t k = 0; k < u.size(); ++k)
+        worst = std::max(worst, std::abs(u[k] - v[k]) / std::max(scale, 1e-30));
     }
   return worst;
 }
@@ -245,7 +252,8 @@ TEST(QkanModel, AReusedWorkspaceGivesFreshResults) {
     for (auto* batch : {&x1, &x2, &x1}) {
       const std::vector<double>& t = batch == &x1 ? t1 : t2;
       const std::int64_t B = static_cast<std::int64_t>(batch->size()) / 3;
-      EXPECT_EQ(loss_and_gradient(a, *batch, t, B, Loss::mse, g, &ws), loss_and_gradient(a, *batch, t, B, Loss::mse, fresh));
+      EXPECT_EQ(loss_and_gradient(a, *batch, t, B, Loss::mse, g, &ws),
+                loss_and_gradient(a, *batch, t, B, Loss::mse, fresh));
       EXPECT_EQ(max_rel_diff(g, fresh), 0.0);
       EXPECT_EQ(loss(a, *batch, t, B, Loss::mse, &ws), loss(a, *batch, t, B, Loss::mse));
       EXPECT_EQ(forward(b, *batch, B, &ws), forward(b, *batch, B));
@@ -303,7 +311,8 @@ struct Entry {
 
 /// A safetensors file written by hand from its parts, so that the fuzzer below can make files
 /// that safetensors::serialize would refuse to write: any dtype, shape or byte range.
-std::vector<std::uint8_t> hand_written(const std::vector<Entry>& entries, const std::map<std::string, std::string>& meta,
+std::vector<std::uint8_t> hand_written(const std::vector<Entry>& entries,
+                                       const std::map<std::string, std::string>& meta,
                                        const std::vector<std::uint8_t>& data) {
   std::string h = "{";
   if (!meta.empty()) {
@@ -322,7 +331,8 @@ std::vector<std::uint8_t> hand_written(const std::vector<Entry>& entries, const 
   while (h.size() % 8) h += ' ';
   std::vector<std::uint8_t> out;
   out.reserve(8 + h.size() + data.size());
-  for (int k = 0; k < 8; ++k) out.push_back(static_cast<std::uint8_t>(std::uint64_t(h.size()) >> (8 * k)));  // little-endian
+  for (int k = 0; k < 8; ++k)
+    out.push_back(static_cast<std::uint8_t>(std::uint64_t(h.size()) >> (8 * k)));  // little-endian
   out.insert(out.end(), h.begin(), h.end());
   out.insert(out.end(), data.begin(), data.end());
   return out;
@@ -408,7 +418,8 @@ TEST(QkanModel, FuzzedModelFilesAreRefusedClearly) {
     switch (trial % 12) {
       case 0: {  // truncation
         const std::size_t len = pick(bytes.size());
-        must_refuse(std::vector<std::uint8_t>(bytes.begin(), bytes.begin() + len), "truncated to " + std::to_string(len));
+        must_refuse(std::vector<std::uint8_t>(bytes.begin(), bytes.begin() + len),
+                    "truncated to " + std::to_string(len));
         break;
       }
       case 1:
@@ -458,18 +469,19 @@ TEST(QkanModel, FuzzedModelFilesAreRefusedClearly) {
       case 6: {  // offsets: overlapping a neighbour, reversed, or past the data
         const int how = static_cast<int>(pick(3));
         const std::uint64_t shift = 4 * (1 + pick(8));
-        if (how == 0) e.begin = e.begin >= shift ? e.begin - shift : e.begin + shift, e.end = e.begin + (e.end - e.begin);
+        if (how == 0)
+          e.begin = e.begin >= shift ? e.begin - shift : e.begin + shift, e.end = e.begin + (e.end - e.begin);
         if (how == 1) std::swap(e.begin, e.end);
         if (how == 2) e.end = p.data.size() + 4 * (1 + pick(1000)), e.begin = e.end - 4;
         if (how == 1 && e.begin == e.end) e.end = 0, e.begin = 4;
-        must_refuse(hand_written(p.entries, p.meta, p.data), e.name + " with offsets [" + std::to_string(e.begin) + ", " +
-                                                                  std::to_string(e.end) + "]");
+        must_refuse(hand_written(p.entries, p.meta, p.data),
+                    e.name + " with offsets [" + std::to_string(e.begin) + ", " + std::to_string(e.end) + "]");
         break;
       }
       case 7: {  // a header length past the file, past the limit, or near 2^64
         std::vector<std::uint8_t> file = bytes;
-        const std::uint64_t lens[] = {bytes.size(), safetensors::kMaxHeaderBytes + 1 + pick(1000), ~std::uint64_t{0} - pick(9),
-                                      std::uint64_t{1} << (33 + pick(30))};
+        const std::uint64_t lens[] = {bytes.size(), safetensors::kMaxHeaderBytes + 1 + pick(1000),
+                                      ~std::uint64_t{0} - pick(9), std::uint64_t{1} << (33 + pick(30))};
         const std::uint64_t n = lens[pick(4)];
         std::memcpy(file.data(), &n, 8);
         must_refuse(file, "header length " + std::to_string(n));
@@ -478,7 +490,8 @@ TEST(QkanModel, FuzzedModelFilesAreRefusedClearly) {
       case 8: {  // a missing tensor, its bytes removed too (a valid safetensors file)
         const std::size_t gone = pick(p.entries.size());
         const std::uint64_t b = p.entries[gone].begin, len = p.entries[gone].end - b;
-        p.data.erase(p.data.begin() + static_cast<std::ptrdiff_t>(b), p.data.begin() + static_cast<std::ptrdiff_t>(b + len));
+        p.data.erase(p.data.begin() + static_cast<std::ptrdiff_t>(b),
+                     p.data.begin() + static_cast<std::ptrdiff_t>(b + len));
         const std::string name = p.entries[gone].name;
         p.entries.erase(p.entries.begin() + static_cast<std::ptrdiff_t>(gone));
         for (Entry& o : p.entries)
@@ -501,7 +514,8 @@ TEST(QkanModel, FuzzedModelFilesAreRefusedClearly) {
         const std::int64_t E = L.in * L.out;
         L.theta.assign(E * 3 * 2, 0.1), L.preacts_weight.assign(E * 2, 1), L.preacts_bias.assign(E * 2, 0);
         for (auto* v : {&L.base_weight, &L.postact_weights, &L.postact_bias, &L.mask}) v->assign(E, 0.5);
-        must_refuse(safetensors::serialize(to_safetensors(other, DType::f32)), "layer 1 with " + std::to_string(L.in) + " inputs");
+        must_refuse(safetensors::serialize(to_safetensors(other, DType::f32)),
+                    "layer 1 with " + std::to_string(L.in) + " inputs");
         break;
       }
       case 11: {  // a bad option value in the metadata, or a non-finite weight

@@ -133,7 +133,8 @@ void expect_close(const std::vector<double>& got, const std::vector<double>& ref
   int misses = 0;
   for (std::size_t k = 0; k < ref.size(); ++k)
     if (!(std::abs(got[k] - ref[k]) <= tol * scale) && ++misses <= 5)
-      ADD_FAILURE() << what << "[" << k << "]: cuda " << got[k] << ", cpu " << ref[k] << " (tolerance " << tol * scale << ")";
+      ADD_FAILURE() << what << "[" << k << "]: cuda " << got[k] << ", cpu " << ref[k] << " (tolerance " << tol * scale
+                    << ")";
   EXPECT_EQ(misses, 0) << what << ": " << misses << " of " << ref.size() << " values differ";
 }
 

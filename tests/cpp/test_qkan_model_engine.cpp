@@ -98,8 +98,8 @@ TEST(QkanModelEngine, LoadsCheckWhatTheLossNeeds) {
   const auto engine = make_model_engine(m, Device::cpu);
   const auto rows = engine->make_rows();
   const Data d = random_data(4, 2, 3, 2);
-  EXPECT_THROW(engine->load(*rows, d.x, 5, d.mse), std::invalid_argument);                       // x's size
-  EXPECT_THROW(engine->load(*rows, d.x, 4, {d.mse.data(), 11}), std::invalid_argument);          // B·O targets
+  EXPECT_THROW(engine->load(*rows, d.x, 5, d.mse), std::invalid_argument);               // x's size
+  EXPECT_THROW(engine->load(*rows, d.x, 4, {d.mse.data(), 11}), std::invalid_argument);  // B·O targets
   std::vector<double> bad = d.classes;
   bad[2] = 3;  // O = 3 classes: 0, 1, 2
   try {

@@ -26,7 +26,8 @@ Config config_of(const Param& p, std::int64_t B = 37, std::int64_t I = 5, std::i
 }
 
 /// NaN exactly where `expect_nan(k)` says, finite elsewhere.
-template <class T, class F> ::testing::AssertionResult nan_pattern(const char* what, const Guarded<T>& out, F&& expect_nan) {
+template <class T, class F>
+::testing::AssertionResult nan_pattern(const char* what, const Guarded<T>& out, F&& expect_nan) {
   if (!out.guards_intact()) return ::testing::AssertionFailure() << what << ": written outside its view";
   for (std::size_t k = 0; k < out.size(); ++k) {
     const bool want = expect_nan(k);
@@ -125,7 +126,8 @@ TEST_P(Numerics, FiniteNearThePoles) {
     const double lim = 1 + 4 * std::numeric_limits<T>::epsilon();
     for (std::size_t k = 0; k < post.size(); ++k)
       ASSERT_TRUE(std::isfinite(post[k]) && std::abs(double(post[k])) <= lim)
-          << "postacts " << index_string(post.shape(), k) << " = " << post[k] << " (x = " << in.x[k / (cfg.O * cfg.I) * cfg.I + k % cfg.I] << ")";
+          << "postacts " << index_string(post.shape(), k) << " = " << post[k]
+          << " (x = " << in.x[k / (cfg.O * cfg.I) * cfg.I + k % cfg.I] << ")";
     // px's d arccos(e)/de = −1/√(1 − e²) is infinite at |e| = 1: keep those rows out of the backward.
     if (px)
       for (std::size_t k = 0; k < in.x.size(); ++k)
@@ -134,8 +136,8 @@ TEST_P(Numerics, FiniteNearThePoles) {
     GradSet<T> gr = run_solve_backward(in, path, g);
     for (auto* t : {&gr.x, &gr.theta, &gr.w, &gr.c})
       for (std::size_t k = 0; k < (*t)->size(); ++k)
-        ASSERT_TRUE(std::isfinite((**t)[k])) << "gradient " << to_string((*t)->shape()) << " " << index_string((*t)->shape(), k)
-                                             << " = " << (**t)[k];
+        ASSERT_TRUE(std::isfinite((**t)[k]))
+            << "gradient " << to_string((*t)->shape()) << " " << index_string((*t)->shape(), k) << " = " << (**t)[k];
   });
 }
 
@@ -236,7 +238,8 @@ template <class T> void large_angles(const std::vector<double>& xs, bool with_en
         auto& out = path == Path::fused ? out_f : out_r;
         std::fill(out.begin(), out.end(), T(std::nan("")));
         qkan::solve_forward(opt, const_view(x.data(), {B, 1}), const_view(theta.data(), {1, R, K}),
-                            const_view(w.data(), {1, L}), const_view(c.data(), {1, L}), mut_view(out.data(), {B, 1, 1}));
+                            const_view(w.data(), {1, L}), const_view(c.data(), {1, L}),
+                            mut_view(out.data(), {B, 1, 1}));
       }
       for (std::int64_t b = 0; b < B; ++b)
         EXPECT_NEAR(out_f[b], out_r[b], tol) << qkan::to_string(a) << (enc ? " enc" : " raw") << " x = " << xs[b];

@@ -116,7 +116,11 @@ TEST(Lbfgs, FixedStepsWithoutALineSearch) {
 TEST(Lbfgs, StopsOnANonFiniteObjective) {
   std::vector<double> x = {1.0};
   Lbfgs opt(1, LbfgsOptions{});
-  EXPECT_THROW(opt.step(x, [](std::span<const double>, std::span<double> g) { g[0] = 1; return std::nan(""); }),
+  EXPECT_THROW(opt.step(x,
+                        [](std::span<const double>, std::span<double> g) {
+                          g[0] = 1;
+                          return std::nan("");
+                        }),
                std::runtime_error);
   LbfgsOptions bad;
   bad.lr = -1;

@@ -38,8 +38,11 @@ struct Call {
     gy = in(DType::f64, {4, 2});
     post = out(DType::f64, {4, 2, 3}, 0);
     y = out(DType::f64, {4, 2}, 1);
-    gplain = {out(DType::f64, {4, 3}, 2), out(DType::f64, {2, 3, 4, 2}, 3), out(DType::f64, {2, 3, 3}, 4),
-              out(DType::f64, {2, 3, 3}, 5), {}};
+    gplain = {out(DType::f64, {4, 3}, 2),
+              out(DType::f64, {2, 3, 4, 2}, 3),
+              out(DType::f64, {2, 3, 3}, 4),
+              out(DType::f64, {2, 3, 3}, 5),
+              {}};
     gcontract = gplain;
     gcontract.W = out(DType::f64, {2, 3}, 6);
   }
@@ -65,7 +68,15 @@ struct Call {
   void contract_bwd() const { qkan::contract_backward(opt, x, theta, w, c, W, gy, gcontract); }
 };
 
-enum Entry : unsigned { kSolve = 1, kSolveBwd = 2, kContract = 4, kContractBwd = 8, kAll = 15, kPlain = 3, kContracted = 12 };
+enum Entry : unsigned {
+  kSolve = 1,
+  kSolveBwd = 2,
+  kContract = 4,
+  kContractBwd = 8,
+  kAll = 15,
+  kPlain = 3,
+  kContracted = 12
+};
 
 class Validation : public ::testing::TestWithParam<Path> {
  protected:
@@ -73,8 +84,10 @@ class Validation : public ::testing::TestWithParam<Path> {
   /// std::invalid_argument naming every needle, without writing any output.
   void expect_rejected(const std::function<void(Call&)>& breakit, std::initializer_list<std::string_view> needles,
                        unsigned entries = kAll) {
-    const std::pair<Entry, const char*> names[] = {
-        {kSolve, "solve_forward"}, {kSolveBwd, "solve_backward"}, {kContract, "contract_forward"}, {kContractBwd, "contract_backward"}};
+    const std::pair<Entry, const char*> names[] = {{kSolve, "solve_forward"},
+                                                   {kSolveBwd, "solve_backward"},
+                                                   {kContract, "contract_forward"},
+                                                   {kContractBwd, "contract_backward"}};
     for (auto [e, name] : names) {
       if (!(entries & e)) continue;
       SCOPED_TRACE(name);
@@ -126,15 +139,35 @@ TEST_P(Validation, Theta) {
 
 TEST_P(Validation, ThetaShapePerAnsatz) {
   // real: R' = reps, k = 1
-  expect_rejected([](Call& k) { k.opt.ansatz = Ansatz::real; k.theta.shape = {2, 3, 4, 1}; }, {"theta"});
-  expect_rejected([](Call& k) { k.opt.ansatz = Ansatz::real; k.theta.shape = {2, 3, 3, 2}; }, {"theta"});
+  expect_rejected(
+      [](Call& k) {
+        k.opt.ansatz = Ansatz::real;
+        k.theta.shape = {2, 3, 4, 1};
+      },
+      {"theta"});
+  expect_rejected(
+      [](Call& k) {
+        k.opt.ansatz = Ansatz::real;
+        k.theta.shape = {2, 3, 3, 2};
+      },
+      {"theta"});
   // rpz, px: k = 1
   expect_rejected([](Call& k) { k.opt.ansatz = Ansatz::rpz; }, {"theta"});
   expect_rejected([](Call& k) { k.opt.ansatz = Ansatz::px; }, {"theta"});
   // mix: like pz, R' = reps + 1
-  expect_rejected([](Call& k) { k.opt.ansatz = Ansatz::mix; k.theta.shape = {2, 3, 3, 2}; }, {"theta"});
+  expect_rejected(
+      [](Call& k) {
+        k.opt.ansatz = Ansatz::mix;
+        k.theta.shape = {2, 3, 3, 2};
+      },
+      {"theta"});
   // reps changes R'
-  expect_rejected([](Call& k) { k.opt.reps = 2; k.w.shape = k.c.shape = {2, 3, 2}; }, {"theta"});
+  expect_rejected(
+      [](Call& k) {
+        k.opt.reps = 2;
+        k.w.shape = k.c.shape = {2, 3, 2};
+      },
+      {"theta"});
 }
 
 TEST_P(Validation, Preacts) {
@@ -235,10 +268,20 @@ TEST_P(Validation, Weight) {
 
 TEST_P(Validation, WeightWithoutRows) {
   // A weight with no (or negative) rows is a bad weight; the message should say so.
-  expect_rejected([](Call& k) { k.W.shape = {0, 3}; k.theta.shape = {3, 4, 2}; k.w.shape = k.c.shape = {3, 3}; },
-                  {"weight"}, kContracted);
-  expect_rejected([](Call& k) { k.W.shape = {-2, 3}; k.theta.shape = {3, 4, 2}; k.w.shape = k.c.shape = {3, 3}; },
-                  {"weight"}, kContracted);
+  expect_rejected(
+      [](Call& k) {
+        k.W.shape = {0, 3};
+        k.theta.shape = {3, 4, 2};
+        k.w.shape = k.c.shape = {3, 3};
+      },
+      {"weight"}, kContracted);
+  expect_rejected(
+      [](Call& k) {
+        k.W.shape = {-2, 3};
+        k.theta.shape = {3, 4, 2};
+        k.w.shape = k.c.shape = {3, 3};
+      },
+      {"weight"}, kContracted);
 }
 
 TEST_P(Validation, Outputs) {
@@ -247,8 +290,12 @@ TEST_P(Validation, Outputs) {
   expect_rejected([](Call& k) { k.post = k.out(DType::f32, k.post.shape, 0); }, {"postacts", "float32"}, kSolve);
   expect_rejected([](Call& k) { k.post.data = nullptr; }, {"postacts"}, kSolve);
   // g == I everywhere: the output is (B, 1, I), not (B, O, I).
-  expect_rejected([](Call& k) { k.theta.shape = {3, 4, 2}; k.w.shape = k.c.shape = {3, 3}; }, {"postacts", "(4,1,3)"},
-                  kSolve);
+  expect_rejected(
+      [](Call& k) {
+        k.theta.shape = {3, 4, 2};
+        k.w.shape = k.c.shape = {3, 3};
+      },
+      {"postacts", "(4,1,3)"}, kSolve);
   expect_rejected([](Call& k) { k.y.shape = {4, 3}; }, {"y", "(4,2)"}, kContract);
   expect_rejected([](Call& k) { k.y.shape = {2, 4}; }, {"y"}, kContract);
   expect_rejected([](Call& k) { k.y = k.out(DType::f32, k.y.shape, 1); }, {"y", "float32"}, kContract);
@@ -267,12 +314,20 @@ TEST_P(Validation, Cotangents) {
 TEST_P(Validation, GradientViews) {
   const unsigned bwd = kSolveBwd | kContractBwd;
   expect_rejected([](Call& k) { k.gplain.x.shape = k.gcontract.x.shape = {3, 4}; }, {"grad x"}, bwd);
-  expect_rejected([](Call& k) { k.gplain.x = k.gcontract.x = k.out(DType::f32, {4, 3}, 2); }, {"grad x", "float32"}, bwd);
+  expect_rejected(
+      [](Call& k) {
+        k.gplain.x = k.gcontract.x = k.out(DType::f32, {4, 3}, 2);
+      },
+      {"grad x", "float32"}, bwd);
   expect_rejected([](Call& k) { k.gplain.theta.shape = k.gcontract.theta.shape = {2, 3, 8}; }, {"grad theta"}, bwd);
   expect_rejected([](Call& k) { k.gplain.w.shape = k.gcontract.w.shape = {2, 3, 2}; }, {"grad preacts_weight"}, bwd);
   expect_rejected([](Call& k) { k.gplain.c.shape = k.gcontract.c.shape = {3, 3}; }, {"grad preacts_bias"}, bwd);
   expect_rejected([](Call& k) { k.gcontract.W.shape = {3, 2}; }, {"grad weight"}, kContractBwd);
-  expect_rejected([](Call& k) { k.gcontract.W = k.out(DType::f32, {2, 3}, 6); }, {"grad weight", "float32"}, kContractBwd);
+  expect_rejected(
+      [](Call& k) {
+        k.gcontract.W = k.out(DType::f32, {2, 3}, 6);
+      },
+      {"grad weight", "float32"}, kContractBwd);
   expect_rejected([](Call& k) { k.gplain.W = k.out(DType::f64, {2, 3}, 6); }, {"grad weight"}, kSolveBwd);
   // Without the encoding w and c may be omitted, but then their gradients cannot be requested.
   expect_rejected(
@@ -308,16 +363,21 @@ TEST_P(Validation, FusedLayerNeedsCudaTensors) {
   Call call(GetParam());
   const qkan::LayerTerms terms{call.in(DType::f64, {2, 3}), call.in(DType::f64, {2, 3}), {}};
   const qkan::LayerGrads lg{call.out(DType::f64, {2, 3}, 7), call.out(DType::f64, {2, 3}, 8)};
-  EXPECT_TRUE(throws_invalid([&] { qkan::layer_forward(call.opt, call.x, call.theta, call.w, call.c, call.W, terms, call.y); },
-                             {"qkan.layer", "CUDA"}));
+  EXPECT_TRUE(
+      throws_invalid([&] { qkan::layer_forward(call.opt, call.x, call.theta, call.w, call.c, call.W, terms, call.y); },
+                     {"qkan.layer", "CUDA"}));
   EXPECT_TRUE(throws_invalid(
-      [&] { qkan::layer_backward(call.opt, call.x, call.theta, call.w, call.c, call.W, terms, call.gy, call.gcontract, lg); },
+      [&] {
+        qkan::layer_backward(call.opt, call.x, call.theta, call.w, call.c, call.W, terms, call.gy, call.gcontract, lg);
+      },
       {"qkan.layer_backward", "CUDA"}));
   EXPECT_TRUE(call.outputs_untouched());
 }
 
 INSTANTIATE_TEST_SUITE_P(Qkan, Validation, ::testing::Values(Path::automatic, Path::reference, Path::fused),
-                         [](const ::testing::TestParamInfo<Path>& info) { return std::string(qkan::to_string(info.param)); });
+                         [](const ::testing::TestParamInfo<Path>& info) {
+                           return std::string(qkan::to_string(info.param));
+                         });
 
 }  // namespace
 }  // namespace lockstep::test

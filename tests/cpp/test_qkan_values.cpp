@@ -17,8 +17,8 @@ using Param = std::tuple<Path, DType>;
 std::string param_name(const ::testing::TestParamInfo<Param>& info) {
   return std::string(qkan::to_string(std::get<0>(info.param))) + "_" + short_name(std::get<1>(info.param));
 }
-const auto kPathsDtypes = ::testing::Combine(::testing::Values(Path::reference, Path::fused),
-                                             ::testing::Values(DType::f32, DType::f64));
+const auto kPathsDtypes =
+    ::testing::Combine(::testing::Values(Path::reference, Path::fused), ::testing::Values(DType::f32, DType::f64));
 
 double fast_from_z(double z) { return std::sqrt((1 + z) / 2) - std::sqrt((1 - z) / 2); }
 
@@ -117,8 +117,8 @@ TEST_P(RealClosedForm, MatchesSinusoid) {
 
 INSTANTIATE_TEST_SUITE_P(Qkan, RealClosedForm,
                          ::testing::Combine(::testing::Values(Path::reference, Path::fused),
-                                            ::testing::Values(DType::f32, DType::f64),
-                                            ::testing::Values(1, 2, 3, 4, 7), ::testing::Bool()),
+                                            ::testing::Values(DType::f32, DType::f64), ::testing::Values(1, 2, 3, 4, 7),
+                                            ::testing::Bool()),
                          [](const ::testing::TestParamInfo<RealParam>& info) {
                            return std::string(qkan::to_string(std::get<0>(info.param))) + "_" +
                                   short_name(std::get<1>(info.param)) + "_L" + std::to_string(std::get<2>(info.param)) +
@@ -149,19 +149,44 @@ double oracle(Ansatz a, int L, const std::vector<double>& th, int K, const std::
   auto t = [&](int l, int k) { return th[l * K + k]; };
   for (int l = 0; l < L; ++l) {
     switch (a) {
-      case Ansatz::pz: apply(RZ(t(l, 0))); apply(RY(t(l, 1))); apply(RZ(e[l])); break;
-      case Ansatz::rpz: apply(RY(t(l, 0))); apply(RZ(e[l])); break;
-      case Ansatz::px: apply(RZ(t(l, 0))); apply(RX(std::acos(e[l]))); break;
-      case Ansatz::real: apply(kX); apply(RY(t(l, 0))); apply(kZ); apply(RY(e[l])); break;
-      case Ansatz::mix: apply(RZ(t(l, 0))); apply(RX(t(l, 1))); apply(RY(e[l])); break;
+      case Ansatz::pz:
+        apply(RZ(t(l, 0)));
+        apply(RY(t(l, 1)));
+        apply(RZ(e[l]));
+        break;
+      case Ansatz::rpz:
+        apply(RY(t(l, 0)));
+        apply(RZ(e[l]));
+        break;
+      case Ansatz::px:
+        apply(RZ(t(l, 0)));
+        apply(RX(std::acos(e[l])));
+        break;
+      case Ansatz::real:
+        apply(kX);
+        apply(RY(t(l, 0)));
+        apply(kZ);
+        apply(RY(e[l]));
+        break;
+      case Ansatz::mix:
+        apply(RZ(t(l, 0)));
+        apply(RX(t(l, 1)));
+        apply(RY(e[l]));
+        break;
     }
   }
   switch (a) {
-    case Ansatz::pz: apply(RZ(t(L, 0))); apply(RY(t(L, 1))); break;
+    case Ansatz::pz:
+      apply(RZ(t(L, 0)));
+      apply(RY(t(L, 1)));
+      break;
     case Ansatz::rpz: apply(RY(t(L, 0))); break;
     case Ansatz::px: apply(RZ(t(L, 0))); break;
     case Ansatz::real: break;
-    case Ansatz::mix: apply(RZ(t(L, 0))); apply(RX(t(L, 1))); break;
+    case Ansatz::mix:
+      apply(RZ(t(L, 0)));
+      apply(RX(t(L, 1)));
+      break;
   }
   const double A = std::abs(psi[0]), Bm = std::abs(psi[1]);
   return fast ? A - Bm : A * A - Bm * Bm;

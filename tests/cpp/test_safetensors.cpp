@@ -62,7 +62,8 @@ TEST(Safetensors, RoundTripInMemoryAndOnDisk) {
   EXPECT_EQ((8 + n) % 8, 0u) << "the data region starts 8-byte aligned";
   EXPECT_EQ(parse(bytes, "memory"), f);
 
-  const fs::path dir = fs::temp_directory_path() / ("lockstep_st_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("lockstep_st_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
   fs::create_directories(dir);
   const fs::path path = dir / "model.safetensors";
   save(path, f);
@@ -145,20 +146,26 @@ TEST(Safetensors, InconsistentHeadersAreRefused) {
   expect_refused(with_header(R"({"t":{"shape":[2],"data_offsets":[0,8]}})", 8), "'t' has no string 'dtype'");
   expect_refused(with_header(R"({"t":{"dtype":"F32","data_offsets":[0,8]}})", 8), "'t' has no array 'shape'");
   expect_refused(with_header(R"({"t":{"dtype":"F32","shape":[2]}})", 8), "'t' has no 'data_offsets'");
-  expect_refused(with_header(R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[0,8],"x":1}})", 8), "unknown field 'x'");
+  expect_refused(with_header(R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[0,8],"x":1}})", 8),
+                 "unknown field 'x'");
   expect_refused(with_header(R"({"t":{"dtype":"Q7","shape":[2],"data_offsets":[0,8]}})", 8), "unknown dtype 'Q7'");
-  expect_refused(with_header(R"({"t":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", 8), "not a non-negative integer");
-  expect_refused(with_header(R"({"t":{"dtype":"F32","shape":[2.5],"data_offsets":[0,8]}})", 8), "not a non-negative integer");
-  expect_refused(with_header(R"({"t":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", 8), "(12 bytes) but data_offsets span 8");
+  expect_refused(with_header(R"({"t":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", 8),
+                 "not a non-negative integer");
+  expect_refused(with_header(R"({"t":{"dtype":"F32","shape":[2.5],"data_offsets":[0,8]}})", 8),
+                 "not a non-negative integer");
+  expect_refused(with_header(R"({"t":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", 8),
+                 "(12 bytes) but data_offsets span 8");
   expect_refused(with_header(R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[8,0]}})", 8), "run backwards");
   expect_refused(with_header(R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})", 8), "past the data region");
   expect_refused(with_header(R"({"t":{"dtype":"F32","shape":[4294967296,4294967296,4],"data_offsets":[0,8]}})", 8),
                  "too large to address");
   expect_refused(with_header(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
-                             R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})", 12),
+                             R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+                             12),
                  "overlaps");
   expect_refused(with_header(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})", 12), "hole of 4 bytes");
-  expect_refused(with_header(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", 12), "4 bytes after the last tensor");
+  expect_refused(with_header(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", 12),
+                 "4 bytes after the last tensor");
   expect_refused(with_header(R"({"__metadata__":{"k":3}})", 0), "'k' is not a string");
   expect_refused(with_header(R"({"__metadata__":[1]})", 0), "__metadata__ is not a JSON object");
   // A well-formed header of the same kinds is accepted.

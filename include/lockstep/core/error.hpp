@@ -17,8 +17,7 @@ namespace detail {
 // libraries set up (a Python interpreter with several extension modules), and formatting a
 // number through an ostream there is not something an error path can rely on.
 // (C++17: CUDA units include this header too.)
-template <class T>
-void append(std::string& out, const T& part) {
+template <class T> void append(std::string& out, const T& part) {
   using U = std::decay_t<T>;
   if constexpr (std::is_same_v<U, bool>) {
     out += part ? "true" : "false";
@@ -35,8 +34,7 @@ void append(std::string& out, const T& part) {
   }
 }
 
-template <class... Parts>
-std::string concat(std::string_view where, const Parts&... parts) {
+template <class... Parts> std::string concat(std::string_view where, const Parts&... parts) {
   std::string out;
   out += '[';
   out += where;
@@ -47,14 +45,12 @@ std::string concat(std::string_view where, const Parts&... parts) {
 }  // namespace detail
 
 /// Throws std::invalid_argument for a caller mistake, prefixed with `[where]`.
-template <class... Parts>
-[[noreturn]] void invalid_argument(std::string_view where, Parts&&... parts) {
+template <class... Parts> [[noreturn]] void invalid_argument(std::string_view where, Parts&&... parts) {
   throw std::invalid_argument(detail::concat(where, std::forward<Parts>(parts)...));
 }
 
 /// Throws std::runtime_error for a backend failure, prefixed with `[where]`.
-template <class... Parts>
-[[noreturn]] void runtime_failure(std::string_view where, Parts&&... parts) {
+template <class... Parts> [[noreturn]] void runtime_failure(std::string_view where, Parts&&... parts) {
   throw std::runtime_error(detail::concat(where, std::forward<Parts>(parts)...));
 }
 
@@ -66,8 +62,7 @@ struct DeviceMemoryExhausted : std::runtime_error {
 };
 
 /// Throws DeviceMemoryExhausted, prefixed with `[where]`.
-template <class... Parts>
-[[noreturn]] void device_memory_exhausted(std::string_view where, Parts&&... parts) {
+template <class... Parts> [[noreturn]] void device_memory_exhausted(std::string_view where, Parts&&... parts) {
   throw DeviceMemoryExhausted(detail::concat(where, std::forward<Parts>(parts)...));
 }
 

@@ -15,7 +15,6 @@ void set_num_threads(int n);
 /// with dynamic scheduling; threads <= 0 means num_threads(). `thread` is in
 /// [0, num_threads()) and identifies per-thread scratch. The first exception thrown by a body
 /// is rethrown on the calling thread.
-void parallel_for(std::int64_t tasks, const std::function<void(std::int64_t task, int thread)>& body,
-                  int threads = 0);
+void parallel_for(std::int64_t tasks, const std::function<void(std::int64_t task, int thread)>& body, int threads = 0);
 
 }  // namespace lockstep

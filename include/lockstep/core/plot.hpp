@@ -102,8 +102,7 @@ class Axes {
   /// A heat map of cells centred at x[i] (columns) and y[j] (rows), both strictly ascending
   /// (any spacing), values[j·x.size() + i]; non-finite cells are left blank. Where a pixel
   /// spans several cells it shows their mean. One heat map per panel; adds a colour bar.
-  Axes& add_heat_map(std::vector<double> x, std::vector<double> y, std::vector<double> values,
-                     HeatMapStyle style = {});
+  Axes& add_heat_map(std::vector<double> x, std::vector<double> y, std::vector<double> values, HeatMapStyle style = {});
 
   Axes& set_title(std::string title);
   Axes& set_xlabel(std::string label);

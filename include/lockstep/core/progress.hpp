@@ -13,8 +13,7 @@ class Progress {
  public:
   /// `label` prefixes the line; `total` is the amount of work in `unit`s (0: unknown total).
   /// `enabled == false` makes every call a no-op (quiet mode).
-  Progress(std::string label, double total, std::string unit, bool enabled = true,
-           std::FILE* out = stderr);
+  Progress(std::string label, double total, std::string unit, bool enabled = true, std::FILE* out = stderr);
   ~Progress();
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;

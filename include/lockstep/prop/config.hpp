@@ -15,9 +15,9 @@ namespace lockstep::prop {
 /// `center_wavelength`. Frequency grid: ω = ω0 + 2π·k/time_window (FFT order inside the
 /// numerics; ascending in the result files).
 struct GridConfig {
-  std::int64_t points = 8192;        ///< number of samples (≥ 16, even)
-  double time_window = 12.5e-12;     ///< s
-  double center_wavelength = 835e-9; ///< m
+  std::int64_t points = 8192;         ///< number of samples (≥ 16, even)
+  double time_window = 12.5e-12;      ///< s
+  double center_wavelength = 835e-9;  ///< m
   bool operator==(const GridConfig&) const = default;
 };
 
@@ -28,13 +28,13 @@ enum class RamanModel { none, blow_wood, lin_agrawal, hollenbeck_cantrell };
 struct FibreConfig {
   double length = 0.15;  ///< m (> 0)
   /// β2, β3, ... at ω0, in s^k/m (betas[0] is β2). Ignored when `beta_table_omega` is non-empty.
-  std::vector<double> betas = {-11.830e-27, 8.1038e-41, -9.5205e-56, 2.0737e-70, -5.3943e-85,
-                               1.3486e-99, -2.5495e-114, 3.0524e-129, -1.7140e-144};
+  std::vector<double> betas = {-11.830e-27, 8.1038e-41,   -9.5205e-56, 2.0737e-70,  -5.3943e-85,
+                               1.3486e-99,  -2.5495e-114, 3.0524e-129, -1.7140e-144};
   /// Tabulated propagation constant: absolute angular frequencies (rad/s, ascending) and β(ω)
   /// (1/m). When given, the numerics remove β(ω0) and β1(ω0)·(ω−ω0) (the moving frame) and
   /// interpolate onto the grid.
   std::vector<double> beta_table_omega, beta_table_beta;
-  double loss = 0.0;     ///< α, power attenuation, 1/m (the field decays as e^{-αz/2})
+  double loss = 0.0;  ///< α, power attenuation, 1/m (the field decays as e^{-αz/2})
   /// Tabulated loss α(ω) (1/m) on `loss_table_omega` (rad/s, ascending); replaces `loss`.
   std::vector<double> loss_table_omega, loss_table_alpha;
   double gamma = 0.11;          ///< 1/(W·m)
@@ -59,7 +59,7 @@ struct PulseConfig {
   /// User-supplied field: samples of A on `user_time` (s, ascending), real and imaginary parts
   /// (√W), interpolated onto the grid; zero outside.
   std::vector<double> user_time, user_re, user_im;
-  bool shot_noise = false;    ///< add one photon per mode with random phases
+  bool shot_noise = false;       ///< add one photon per mode with random phases
   std::uint64_t noise_seed = 0;  ///< per member; an ensemble gives members consecutive seeds
 };
 
@@ -76,7 +76,7 @@ enum class FixedPolicy { record, fail, subdivide };
 
 struct SteppingConfig {
   Scheme scheme = Scheme::dp54ip;
-  bool adaptive = true;        ///< false: a fixed schedule
+  bool adaptive = true;  ///< false: a fixed schedule
   double rtol = 1e-6;
   double atol = 1e-10;
   ErrorNorm norm = ErrorNorm::weak;
@@ -93,8 +93,8 @@ struct SteppingConfig {
 };
 
 struct OutputConfig {
-  int n_save = 200;              ///< evenly spaced planes, both ends included (≥ 2)
-  std::vector<double> save_z;    ///< explicit planes (m) instead, when non-empty
+  int n_save = 200;            ///< evenly spaced planes, both ends included (≥ 2)
+  std::vector<double> save_z;  ///< explicit planes (m) instead, when non-empty
 };
 
 /// One member's whole configuration.

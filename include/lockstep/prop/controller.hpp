@@ -21,8 +21,8 @@ struct ErrorControl {
 ///   max:  max_i |err_i| / (atol + rtol·max(|y0_i|, |y1_i|))
 ///   rms:  sqrt(mean_i (|err_i| / (atol + rtol·max(|y0_i|, |y1_i|)))²)   (Hairer)
 /// Non-finite inputs give a non-finite norm.
-double error_norm(const ErrorControl& control, const std::complex<double>* err,
-                  const std::complex<double>* y0, const std::complex<double>* y1, std::int64_t n);
+double error_norm(const ErrorControl& control, const std::complex<double>* err, const std::complex<double>* y0,
+                  const std::complex<double>* y1, std::int64_t n);
 
 /// The PI step-size controller. With k = (embedded order + 1), the error of a trial scales as
 /// dz^k, and the gains are those of docs/PROPAGATION.md §2 for k = 5 scaled by 5/k:

@@ -31,9 +31,9 @@ class Grid {
   explicit Grid(const GridConfig& config);
 
   std::int64_t size() const { return n_; }
-  double dt() const { return dt_; }            ///< s
-  double domega() const { return domega_; }    ///< rad/s, 2π / time_window
-  double omega0() const { return omega0_; }    ///< rad/s, the carrier
+  double dt() const { return dt_; }          ///< s
+  double domega() const { return domega_; }  ///< rad/s, 2π / time_window
+  double omega0() const { return omega0_; }  ///< rad/s, the carrier
   /// T_j = (j − n/2)·dt, s, ascending (T = 0 at index n/2).
   const std::vector<double>& t() const { return t_; }
   /// ω_k − ω0 in FFT order, rad/s.

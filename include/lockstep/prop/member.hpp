@@ -26,8 +26,8 @@ class Member {
   Member(Config config, std::vector<Complex> spectrum);
   /// A member continued from a saved state: `spectrum` is the field at ledger.z; the records
   /// are those written so far (their counters continue).
-  static Member resume(Config config, std::vector<Complex> spectrum, Ledger ledger,
-                       Statistics statistics, Planes planes);
+  static Member resume(Config config, std::vector<Complex> spectrum, Ledger ledger, Statistics statistics,
+                       Planes planes);
 
   const Config& config() const { return config_; }
   const Schedule& schedule() const { return schedule_; }

@@ -73,8 +73,7 @@ class NonlinearBatch {
   };
   Rows thread_rows(int thread) const;
   void check(std::span<const MemberPhysics* const> physics) const;
-  void evaluate_member(const MemberPhysics& p, const std::complex<double>* in, std::complex<double>* out,
-                       int thread);
+  void evaluate_member(const MemberPhysics& p, const std::complex<double>* in, std::complex<double>* out, int thread);
   void destroy_plans();
 
   std::int64_t n_, capacity_;

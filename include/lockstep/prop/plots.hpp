@@ -31,8 +31,8 @@ struct WavelengthPlotOptions {
 
 /// Options of the temporal evolution.
 struct TemporalPlotOptions {
-  bool decibels = false;          ///< colour = power in dB relative to the peak (else linear, W or kW)
-  double dynamic_range_db = 40;   ///< the colour range in dB
+  bool decibels = false;         ///< colour = power in dB relative to the peak (else linear, W or kW)
+  double dynamic_range_db = 40;  ///< the colour range in dB
   /// Shown delays [lo, hi], s. Default: where the power (maximum over z) lies within
   /// dynamic_range_db of its peak in dB (within 1% of it on a linear scale), widened by 5%
   /// each side.

@@ -27,8 +27,7 @@ class Problem {
   /// out = N(in) for members [first, first + count): `count` contiguous rows each. A row's
   /// result must not depend on `first` and `count` (a member's output is the same alone or in a
   /// batch).
-  virtual void nonlinear(std::int64_t first, std::int64_t count, const Complex* in,
-                         Complex* out) = 0;
+  virtual void nonlinear(std::int64_t first, std::int64_t count, const Complex* in, Complex* out) = 0;
   /// One-dimensional FFTs one evaluation of N costs for `member` (the ledger counts them).
   virtual std::int64_t ffts_per_evaluation(std::int64_t member) const = 0;
   /// The statistics' measures of `member`'s spectrum.

@@ -28,11 +28,11 @@ struct Ensemble {
 };
 
 struct Recipe {
-  Config config;                ///< the configuration (before scan values and ensemble seeds)
-  std::vector<ScanAxis> scan;   ///< in the order written; empty: no scan
+  Config config;               ///< the configuration (before scan values and ensemble seeds)
+  std::vector<ScanAxis> scan;  ///< in the order written; empty: no scan
   Ensemble ensemble;
-  std::string text;             ///< the recipe as given
-  std::string canonical;        ///< serialize_config(config)
+  std::string text;       ///< the recipe as given
+  std::string canonical;  ///< serialize_config(config)
 };
 
 /// Parses a recipe. `source_name` names it in messages; relative file paths in it (the user

@@ -25,20 +25,20 @@ struct Statistics {
 struct Ledger {
   std::int64_t accepted_steps = 0;
   std::int64_t rejected_steps = 0;
-  std::int64_t rhs_evaluations = 0;   ///< N(Ã) evaluations
-  std::int64_t ffts = 0;              ///< one-dimensional transforms of this member's field
-  std::int64_t schedule_position = 0; ///< fixed schedule: index of the next step end
+  std::int64_t rhs_evaluations = 0;       ///< N(Ã) evaluations
+  std::int64_t ffts = 0;                  ///< one-dimensional transforms of this member's field
+  std::int64_t schedule_position = 0;     ///< fixed schedule: index of the next step end
   std::int64_t tolerance_violations = 0;  ///< fixed schedule steps whose norm exceeded 1
-  double wall_time = 0;               ///< s, this member's share of the runner's wall time
-  double z = 0;                       ///< m, how far the member has propagated
-  double next_dz = 0;                 ///< m, the controller's next trial step (adaptive)
-  double previous_error = 1;          ///< the PI controller's memory (adaptive)
+  double wall_time = 0;                   ///< s, this member's share of the runner's wall time
+  double z = 0;                           ///< m, how far the member has propagated
+  double next_dz = 0;                     ///< m, the controller's next trial step (adaptive)
+  double previous_error = 1;              ///< the PI controller's memory (adaptive)
 };
 
 /// Saved planes: Ã(z, ω) with ω in FFT order inside the numerics; the result files reorder
 /// to the ascending ω grid.
 struct Planes {
-  std::vector<double> z;                         ///< m
+  std::vector<double> z;                                   ///< m
   std::vector<std::vector<std::complex<double>>> field_w;  ///< one spectrum per plane
 };
 

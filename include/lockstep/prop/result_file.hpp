@@ -38,7 +38,7 @@ struct ResultData {
   Config config;       ///< the member's configuration (hash: config_hash(config))
   Statistics statistics;
   Ledger ledger;
-  Planes planes;       ///< Ã in FFT order, as the numerics hold it
+  Planes planes;                              ///< Ã in FFT order, as the numerics hold it
   std::vector<std::complex<double>> field_w;  ///< the current Ã, FFT order (what resume continues)
 };
 

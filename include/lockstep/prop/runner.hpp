@@ -53,7 +53,6 @@ bool lockstep_compatible(const Member& a, const Member& b);
 /// capped so that its working memory (engine_bytes_per_member of `engine`) stays within
 /// `memory_budget_bytes` (a batch holds at least one member). Returns indices into `members`.
 std::vector<std::vector<std::size_t>> select_batch(std::span<const Member* const> members,
-                                                   std::int64_t memory_budget_bytes,
-                                                   const EngineOptions& engine = {});
+                                                   std::int64_t memory_budget_bytes, const EngineOptions& engine = {});
 
 }  // namespace lockstep::prop

@@ -28,16 +28,16 @@ struct StagePlan {
   explicit StagePlan(const Tableau& tableau);
 
   int stages;
-  double sigma;                      // the interaction node
-  bool fsal_stage;                   // the last stage is N(candidate)
+  double sigma;                        // the interaction node
+  bool fsal_stage;                     // the last stage is N(candidate)
   std::vector<Consumer> stage_inputs;  // index i ≥ 1 (entry 0 unused; the FSAL stage's unused)
-  Consumer solution, error;          // error: only with an error estimate
-  std::vector<char> k_needed;        // per stage: k_j is used
-  std::vector<int> k_exponential;    // per stage: index into deltas, −1 when c_j = σ (k_j = N_j)
-  std::vector<char> n_needed;        // per stage: N_j itself is read (a direct term, k_j = N_j,
-                                     // or the FSAL stage, the next step's first)
-  int frame_exponential = -1;        // D(σh) for A_I, −1 when σ = 0
-  std::vector<double> deltas;        // the distinct exponents x of D(xh)
+  Consumer solution, error;            // error: only with an error estimate
+  std::vector<char> k_needed;          // per stage: k_j is used
+  std::vector<int> k_exponential;      // per stage: index into deltas, −1 when c_j = σ (k_j = N_j)
+  std::vector<char> n_needed;          // per stage: N_j itself is read (a direct term, k_j = N_j,
+                                       // or the FSAL stage, the next step's first)
+  int frame_exponential = -1;          // D(σh) for A_I, −1 when σ = 0
+  std::vector<double> deltas;          // the distinct exponents x of D(xh)
 
  private:
   Consumer make_consumer(const Tableau& tableau, double node, bool has_y0, const std::vector<double>& weights);

@@ -40,19 +40,14 @@ namespace lockstep::prop {
 /// starts aligned: the FFT plans of NonlinearBatch then read every row directly (a misaligned
 /// row takes a copying path whose rounding may differ, which would break the bit-identity of a
 /// member alone and in a batch).
-template <class T>
-struct AlignedAllocator {
+template <class T> struct AlignedAllocator {
   using value_type = T;
   static constexpr std::size_t kAlignment = 64;
   AlignedAllocator() = default;
-  template <class U>
-  AlignedAllocator(const AlignedAllocator<U>&) {}
-  T* allocate(std::size_t n) {
-    return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{kAlignment}));
-  }
-  void deallocate(T* p, std::size_t) { ::operator delete(p, std::align_val_t{kAlignment}); }
-  template <class U>
-  bool operator==(const AlignedAllocator<U>&) const { return true; }
+  template <class U> AlignedAllocator(const AlignedAllocator<U>&) {}
+  T* allocate(std::size_t n) { return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{kAlignment})); }
+  void deallocate(T* p, std::size_t) { ::operator delete (p, std::align_val_t{kAlignment}); }
+  template <class U> bool operator==(const AlignedAllocator<U>&) const { return true; }
 };
 
 class Stepper {
@@ -76,9 +71,7 @@ class Stepper {
   /// per stage over all `count` members together.
   void trial(std::int64_t first, std::int64_t count, double h);
   /// The N-evaluations the member's last trial used (one fewer when FSAL supplied the first).
-  int evaluations(std::int64_t member) const {
-    return evaluations_[static_cast<std::size_t>(member)];
-  }
+  int evaluations(std::int64_t member) const { return evaluations_[static_cast<std::size_t>(member)]; }
   const Complex* candidate(std::int64_t member) const { return row(candidate_, member); }
   /// The last trial's error norm (NaN when the tableau has no error estimate) …
   double norm(std::int64_t member) const { return norm_[static_cast<std::size_t>(member)]; }
@@ -103,9 +96,7 @@ class Stepper {
   // N for stage `stage` of members [first, first + count) from rows of `inputs` (indexed by
   // member).
   void evaluate(int stage, std::int64_t first, std::int64_t count, const Complex* inputs);
-  Complex* n_row(int stage, std::int64_t member) {
-    return n_values_.data() + (stage * members_ + member) * n_;
-  }
+  Complex* n_row(int stage, std::int64_t member) { return n_values_.data() + (stage * members_ + member) * n_; }
   const Complex* n_row(int stage, std::int64_t member) const {
     return n_values_.data() + (stage * members_ + member) * n_;
   }
@@ -121,9 +112,7 @@ class Stepper {
   }
 
   Complex* row(Rows& v, std::int64_t member) { return v.data() + member * n_; }
-  const Complex* row(const Rows& v, std::int64_t member) const {
-    return v.data() + member * n_;
-  }
+  const Complex* row(const Rows& v, std::int64_t member) const { return v.data() + member * n_; }
 
   const Tableau& tableau_;
   Problem& problem_;
@@ -134,9 +123,9 @@ class Stepper {
   Rows y_, candidate_, frame_, inputs_, scratch_;
   Rows n_values_, k_values_, exponentials_;
   // Members whose L(ω) are equal share their exponentials (an ensemble computes them once).
-  std::vector<std::int64_t> group_;          // per member
-  std::vector<std::int64_t> representative_; // per group: its first member
-  std::vector<double> cached_h_;             // per group
+  std::vector<std::int64_t> group_;           // per member
+  std::vector<std::int64_t> representative_;  // per group: its first member
+  std::vector<double> cached_h_;              // per group
   std::vector<double> trial_h_, norm_;
   std::vector<char> finite_, fsal_ready_, fsal_pending_;
   std::vector<ErrorControl> control_;

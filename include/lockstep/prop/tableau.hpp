@@ -14,8 +14,8 @@ namespace lockstep::prop {
 
 struct Tableau {
   std::string name;
-  int order = 0;           ///< order of the propagated solution (weights b)
-  int embedded_order = 0;  ///< order of the embedded solution (weights b_hat); 0: none
+  int order = 0;                       ///< order of the propagated solution (weights b)
+  int embedded_order = 0;              ///< order of the embedded solution (weights b_hat); 0: none
   std::vector<std::vector<double>> a;  ///< s × s, strictly lower triangular
   std::vector<double> b;               ///< propagated weights
   std::vector<double> b_hat;           ///< embedded weights (empty: no error estimate)

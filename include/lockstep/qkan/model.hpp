@@ -17,7 +17,6 @@
 
 namespace lockstep::qkan {
 
-
 /// One layer's parameters in float64, row-major, qkan's names and natural shapes.
 struct LayerParams {
   std::int64_t in = 0, out = 0;
@@ -104,8 +103,8 @@ double loss(const Model& model, std::span<const double> x, std::span<const doubl
 /// state-free backward plus the layer sum's and the base branch's. The loss is bit for bit
 /// loss()'s; the gradient sums the row chunks' in chunk order, so it reproduces bit for bit for
 /// one thread count.
-double loss_and_gradient(const Model& model, std::span<const double> x, std::span<const double> targets,
-                         std::int64_t B, Loss kind, std::vector<LayerParams>& grad, Workspace* workspace = nullptr);
+double loss_and_gradient(const Model& model, std::span<const double> x, std::span<const double> targets, std::int64_t B,
+                         Loss kind, std::vector<LayerParams>& grad, Workspace* workspace = nullptr);
 
 /// The learned function of every edge of layer `layer` at the inputs x (S values, each fed to
 /// every input): out[s, o, i] = (post[s,o,i] + pb[o,i])·pw[o,i]·mask[o,i] + base(x[s])·bw[o,i]·mask[o,i],

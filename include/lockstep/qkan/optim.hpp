@@ -32,17 +32,17 @@ class Adam {
 };
 
 struct WolfeOptions {
-  double c1 = 1e-4;               ///< sufficient decrease: f(t) <= f(0) + c1·t·f'(0)
-  double c2 = 0.9;                ///< curvature: |f'(t)| <= c2·|f'(0)|
-  int max_evaluations = 25;       ///< objective evaluations per search
-  double tolerance_change = 1e-9; ///< stop when the bracket is narrower than this (in max |t·d|)
+  double c1 = 1e-4;                ///< sufficient decrease: f(t) <= f(0) + c1·t·f'(0)
+  double c2 = 0.9;                 ///< curvature: |f'(t)| <= c2·|f'(0)|
+  int max_evaluations = 25;        ///< objective evaluations per search
+  double tolerance_change = 1e-9;  ///< stop when the bracket is narrower than this (in max |t·d|)
 };
 
 struct LineSearchResult {
-  double t = 0;          ///< the step taken (0 when no point below f(0) was found)
-  double loss = 0;       ///< the objective at x + t·d
+  double t = 0;     ///< the step taken (0 when no point below f(0) was found)
+  double loss = 0;  ///< the objective at x + t·d
   int evaluations = 0;
-  bool wolfe = false;    ///< whether t satisfies both strong Wolfe conditions
+  bool wolfe = false;  ///< whether t satisfies both strong Wolfe conditions
 };
 
 /// A step t > 0 along the descent direction d from x that satisfies the strong Wolfe conditions,
@@ -61,14 +61,14 @@ enum class LineSearch {
 };
 
 struct LbfgsOptions {
-  double lr = 1;                  ///< the first trial step of each line search (the fixed step without one)
-  int max_iter = 20;              ///< iterations per step()
-  int max_eval = -1;              ///< objective evaluations per step(); -1: max_iter·5/4, as torch
-  int history = 100;              ///< curvature pairs kept
-  double tolerance_grad = 1e-7;   ///< stop when max |grad| is at most this
-  double tolerance_change = 1e-9; ///< stop when max |step|, |loss change| or −grad·direction falls below
+  double lr = 1;                   ///< the first trial step of each line search (the fixed step without one)
+  int max_iter = 20;               ///< iterations per step()
+  int max_eval = -1;               ///< objective evaluations per step(); -1: max_iter·5/4, as torch
+  int history = 100;               ///< curvature pairs kept
+  double tolerance_grad = 1e-7;    ///< stop when max |grad| is at most this
+  double tolerance_change = 1e-9;  ///< stop when max |step|, |loss change| or −grad·direction falls below
   LineSearch line_search = LineSearch::strong_wolfe;
-  WolfeOptions wolfe{};           ///< the line search's own settings (torch's: independent of the above)
+  WolfeOptions wolfe{};  ///< the line search's own settings (torch's: independent of the above)
 };
 
 /// L-BFGS (Nocedal & Wright, algorithm 7.4; the two-loop recursion), keeping its history

@@ -22,7 +22,7 @@ struct FitPlotData {
   std::vector<double> target{}, prediction{};
   std::vector<double> train_loss{};  ///< the loss after each step (drawn on a log axis); may be empty
   std::vector<double> test_loss{};   ///< the same on the test set: empty or as long as train_loss
-  std::string loss_name = "loss";  ///< the loss panel's y label, e.g. "MSE"
+  std::string loss_name = "loss";    ///< the loss panel's y label, e.g. "MSE"
 };
 
 /// The figure (1200×800 px): the fit panel on the left, the loss panel on the right (absent

@@ -37,7 +37,7 @@ struct Options {
   Ansatz ansatz = Ansatz::pz;
   int reps = 3;
   bool preacts_trainable = false;
-  bool fast_measure = true;  ///< |α| - |β| (true) or ⟨Z⟩ = |α|² - |β|² (false)
+  bool fast_measure = true;   ///< |α| - |β| (true) or ⟨Z⟩ = |α|² - |β|² (false)
   std::int64_t out_dim = -1;  ///< O for the plain solve; -1 means I (upstream's default)
   Path path = Path::automatic;
   /// For CUDA tensors: the cudaStream_t to launch on (nullptr: the legacy default stream).
@@ -60,8 +60,8 @@ struct Dispatch {
 Dispatch explain(const Options& opt, DType dtype, Device device = Device::cpu);
 
 /// Shape of the plain solve's output, (B, O', I).
-Shape solve_output_shape(const Options& opt, const ConstTensor& x, const ConstTensor& theta,
-                         const ConstTensor& w, const ConstTensor& c);
+Shape solve_output_shape(const Options& opt, const ConstTensor& x, const ConstTensor& theta, const ConstTensor& w,
+                         const ConstTensor& c);
 
 /// Gradients to compute; a view left empty (data == nullptr) is skipped. Each given view is
 /// overwritten (not accumulated into) and has the shape of its input.
@@ -70,23 +70,20 @@ struct Grads {
   MutTensor W;  ///< contracted solve only
 };
 
-void solve_forward(const Options& opt, const ConstTensor& x, const ConstTensor& theta,
-                   const ConstTensor& w, const ConstTensor& c, const MutTensor& postacts);
+void solve_forward(const Options& opt, const ConstTensor& x, const ConstTensor& theta, const ConstTensor& w,
+                   const ConstTensor& c, const MutTensor& postacts);
 
 /// grad_postacts has the shape of the forward output.
-void solve_backward(const Options& opt, const ConstTensor& x, const ConstTensor& theta,
-                    const ConstTensor& w, const ConstTensor& c, const ConstTensor& grad_postacts,
-                    const Grads& grads);
+void solve_backward(const Options& opt, const ConstTensor& x, const ConstTensor& theta, const ConstTensor& w,
+                    const ConstTensor& c, const ConstTensor& grad_postacts, const Grads& grads);
 
 /// y is (B, O) with O = W.shape[0]; out_dim, when set, must equal it.
-void contract_forward(const Options& opt, const ConstTensor& x, const ConstTensor& theta,
-                      const ConstTensor& w, const ConstTensor& c, const ConstTensor& W,
-                      const MutTensor& y);
+void contract_forward(const Options& opt, const ConstTensor& x, const ConstTensor& theta, const ConstTensor& w,
+                      const ConstTensor& c, const ConstTensor& W, const MutTensor& y);
 
 /// grad_y is (B, O).
-void contract_backward(const Options& opt, const ConstTensor& x, const ConstTensor& theta,
-                       const ConstTensor& w, const ConstTensor& c, const ConstTensor& W,
-                       const ConstTensor& grad_y, const Grads& grads);
+void contract_backward(const Options& opt, const ConstTensor& x, const ConstTensor& theta, const ConstTensor& w,
+                       const ConstTensor& c, const ConstTensor& W, const ConstTensor& grad_y, const Grads& grads);
 
 /// A whole QKAN layer with a SiLU base branch, in one call each way (CUDA tensors only; on the
 /// CPU, contract_forward and the base branch compose it):

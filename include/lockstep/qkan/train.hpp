@@ -41,15 +41,15 @@ struct FitOptions {
   std::string optimizer = "lbfgs";  ///< "lbfgs" or "adam"
   int steps = 100;                  ///< optimizer steps (L-BFGS: each up to max_iter iterations)
   double lr = 5e-2;
-  std::int64_t batch = -1;          ///< rows per step, -1 for the whole training set
+  std::int64_t batch = -1;  ///< rows per step, -1 for the whole training set
   int lbfgs_history = 10;
   int lbfgs_max_iter = 20;
   /// L-BFGS's tolerance_grad and tolerance_change. The quick start's 1e-32: a step stops early
   /// only once the loss or the gradient stops changing at all.
   double lbfgs_tolerance = 1e-32;
   Loss loss = Loss::mse;
-  std::uint64_t seed = 0;           ///< shuffles the mini-batches
-  bool progress = true;             ///< a progress line on stderr
+  std::uint64_t seed = 0;  ///< shuffles the mini-batches
+  bool progress = true;    ///< a progress line on stderr
   /// Where the model is evaluated: the CPU, or a CUDA device (CudaModel, cuda_model.hpp), where
   /// Adam's steps run on the device too and only losses come back; L-BFGS keeps its state on
   /// the host there, copying the parameters to the device and the gradient back per evaluation.

@@ -43,8 +43,7 @@ inline void check(cudaError_t e, std::string_view where, std::string_view what) 
 
 /// A runtime handle (memory, stream, event, graph executable) released by `Release` with the
 /// object.
-template <class Handle, cudaError_t (*Release)(Handle)>
-class Owned {
+template <class Handle, cudaError_t (*Release)(Handle)> class Owned {
  public:
   Owned() = default;
   explicit Owned(Handle handle) : handle_(handle) {}
@@ -93,8 +92,7 @@ class Event : public Owned<cudaEvent_t, cudaEventDestroy> {
 };
 
 /// Device memory of `count` values of T, freed with the object.
-template <class T>
-class DeviceBuffer {
+template <class T> class DeviceBuffer {
  public:
   DeviceBuffer() = default;
   /// `count` values, zeroed on `stream`: the zeros come before whatever is queued there next.
@@ -128,8 +126,7 @@ class DeviceBuffer {
 /// new memory zeroed on `stream`) when it does not. The old memory is freed first.
 class GrowingBuffer {
  public:
-  template <class T>
-  T* reserve(std::int64_t count, cudaStream_t stream, std::string_view where) {
+  template <class T> T* reserve(std::int64_t count, cudaStream_t stream, std::string_view where) {
     const auto bytes = count * static_cast<std::int64_t>(sizeof(T));
     if (bytes > buffer_.size()) {
       buffer_ = {};
@@ -137,18 +134,14 @@ class GrowingBuffer {
     }
     return as<T>();
   }
-  template <class T>
-  T* as() const {
-    return reinterpret_cast<T*>(buffer_.get());
-  }
+  template <class T> T* as() const { return reinterpret_cast<T*>(buffer_.get()); }
 
  private:
   DeviceBuffer<unsigned char> buffer_;
 };
 
 /// Page-locked host memory of `count` values of T (asynchronous copies), freed with the object.
-template <class T>
-class PinnedBuffer {
+template <class T> class PinnedBuffer {
  public:
   PinnedBuffer() = default;
   PinnedBuffer(std::int64_t count, std::string_view where) {

@@ -48,8 +48,7 @@ std::int64_t rows_per_member(const Tableau& tableau, const StagePlan& plan, bool
   return rows + 2;
 }
 
-template <class R>
-class CudaEngine final : public Engine {
+template <class R> class CudaEngine final : public Engine {
   using Cx = cuda::C<R>;
 
  public:
@@ -118,11 +117,13 @@ class CudaEngine final : public Engine {
   }
   std::int64_t total() const { return m_ * n_; }
   /// `count` zeros on the engine's device, in its stream's order.
-  template <class T>
-  rt::DeviceBuffer<T> device_array(std::int64_t count) const {
+  template <class T> rt::DeviceBuffer<T> device_array(std::int64_t count) const {
     return rt::DeviceBuffer<T>(count, stream_, kWhere);
   }
-  const Cx* k_row(int stage) const { return plan_.k_exponential[static_cast<std::size_t>(stage)] < 0 ? n_rows_[static_cast<std::size_t>(stage)] : k_rows_[static_cast<std::size_t>(stage)]; }
+  const Cx* k_row(int stage) const {
+    return plan_.k_exponential[static_cast<std::size_t>(stage)] < 0 ? n_rows_[static_cast<std::size_t>(stage)]
+                                                                    : k_rows_[static_cast<std::size_t>(stage)];
+  }
   /// Exponential `index` of group 0; group g's is exponential_stride() further on.
   const Cx* exponential(int index) const { return exponentials_.get() + index * n_; }
   std::int64_t exponential_stride() const { return static_cast<std::int64_t>(plan_.deltas.size()) * n_; }
@@ -137,7 +138,9 @@ class CudaEngine final : public Engine {
   void launch_trial();
   void apply_windows();
   void compute_measures();
-  cuda::MeasureTarget measure_target(double* out) const { return {out, omega_.get(), grid_.omega0(), grid_.dt(), kHbar}; }
+  cuda::MeasureTarget measure_target(double* out) const {
+    return {out, omega_.get(), grid_.omega0(), grid_.dt(), kHbar};
+  }
   PlaneSlot& claim_slot(std::span<Complex* const> rows);
   void send(PlaneSlot& slot);
   void upload_loaded();
@@ -151,10 +154,10 @@ class CudaEngine final : public Engine {
   rt::Stream stepping_stream_{kWhere}, copy_stream_owner_{kWhere};
   cudaStream_t stream_ = stepping_stream_.get(), copy_stream_ = copy_stream_owner_.get();
   bool use_graphs_;
-  bool fused_;  // each evaluation of N as one kernel (fused_evaluation.cu), where the build has it
-  cuda::Prefetch prefetch_;                   // the fused evaluation's (CudaOptions::l2_prefetch)
+  bool fused_;               // each evaluation of N as one kernel (fused_evaluation.cu), where the build has it
+  cuda::Prefetch prefetch_;  // the fused evaluation's (CudaOptions::l2_prefetch)
   std::vector<std::unique_ptr<Lane>> lanes_;  // empty: the trial runs as one range on stream_
-  rt::Event fork_{kWhere};                              // the lanes start from stream_
+  rt::Event fork_{kWhere};                    // the lanes start from stream_
   std::vector<CapturedTrial> graphs_;
   bool raman_ = false, frequency_windows_ = false, time_windows_ = false;
   // An FSAL stage and no windows: N(candidate) is the next step's first stage, and the trial
@@ -188,8 +191,8 @@ class CudaEngine final : public Engine {
   // Results copied back
   rt::DeviceBuffer<double> device_norms_, device_measures_, device_candidate_measures_;
   rt::PinnedBuffer<double> norms_, measures_, candidate_measures_;  // candidate's: where fsal_carries_
-  rt::PinnedBuffer<Cx> staging_;  // rows loaded (allocated at the first load)
-  std::vector<char> loaded_;  // per member: a staged row waits for upload_loaded()
+  rt::PinnedBuffer<Cx> staging_;                                    // rows loaded (allocated at the first load)
+  std::vector<char> loaded_;                       // per member: a staged row waits for upload_loaded()
   std::vector<std::unique_ptr<PlaneSlot>> slots_;  // two, used in turn
   std::size_t next_slot_ = 0;
 
@@ -288,7 +291,8 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, const Cuda
       m_ * cuda_engine_bytes_per_member(tableau, n_, sizeof(R) == 8 ? DType::f64 : DType::f32, options);
   if (needed > static_cast<std::int64_t>(free_bytes))
     device_memory_exhausted(kWhere, m_, " members of ", n_, " points need about ", needed / 1048576,
-                            " MiB of device memory; ", free_bytes / 1048576, " MiB are free (run fewer members per batch)");
+                            " MiB of device memory; ", free_bytes / 1048576,
+                            " MiB are free (run fewer members per batch)");
 
   // Lanes on the fused path only: the cuFFT path's plans transform the whole batch.
   const std::int64_t lanes = fused_ ? std::min<std::int64_t>(options.lanes, m_) : 1;
@@ -414,15 +418,15 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, const Cuda
   check(cudaStreamSynchronize(stream_), "construction");
 }
 
-template <class R>
-void CudaEngine<R>::load(std::int64_t member, const Complex* spectrum, const ErrorControl& control) {
+template <class R> void CudaEngine<R>::load(std::int64_t member, const Complex* spectrum, const ErrorControl& control) {
   checked(member);
   if (in_flight_) runtime_failure(kWhere, "load() before finish_trial()");
   // Staged on the host; upload_loaded() copies the staged rows in one transfer when all
   // members were loaded (a run's start), row by row otherwise.
   if (!staging_) staging_ = rt::PinnedBuffer<Cx>(total(), kWhere);
   Cx* row = staging_.get() + member * n_;
-  for (std::int64_t k = 0; k < n_; ++k) row[k] = {static_cast<R>(spectrum[k].real()), static_cast<R>(spectrum[k].imag())};
+  for (std::int64_t k = 0; k < n_; ++k)
+    row[k] = {static_cast<R>(spectrum[k].real()), static_cast<R>(spectrum[k].imag())};
   loaded_[static_cast<std::size_t>(member)] = 1;
   controls_[static_cast<std::size_t>(member)] = control;
   controls_dirty_ = true;
@@ -430,8 +434,7 @@ void CudaEngine<R>::load(std::int64_t member, const Complex* spectrum, const Err
   measures_stale_ = true;
 }
 
-template <class R>
-void CudaEngine<R>::upload_loaded() {
+template <class R> void CudaEngine<R>::upload_loaded() {
   const auto count = std::count(loaded_.begin(), loaded_.end(), 1);
   if (count == 0) return;
   if (count == m_) {
@@ -450,8 +453,7 @@ void CudaEngine<R>::upload_loaded() {
   std::fill(loaded_.begin(), loaded_.end(), 0);
 }
 
-template <class R>
-cuda::Combination<R> CudaEngine<R>::combination(const StagePlan::Consumer& c) const {
+template <class R> cuda::Combination<R> CudaEngine<R>::combination(const StagePlan::Consumer& c) const {
   cuda::Combination<R> out;
   constexpr int kMax = cuda::Combination<R>::kMaxTerms;
   if (static_cast<int>(c.frame.size()) > kMax || static_cast<int>(c.direct.size()) > kMax)
@@ -476,8 +478,7 @@ cuda::Combination<R> CudaEngine<R>::combination(const StagePlan::Consumer& c) co
 
 // Stage j's evaluation writes N_j where something reads it and k_j = D((σ − c_j)h) N_j where
 // that differs from N_j, so no pass of its own forms k_j.
-template <class R>
-cuda::StageOutput<R> CudaEngine<R>::stage_output(int stage, Cx* input) const {
+template <class R> cuda::StageOutput<R> CudaEngine<R>::stage_output(int stage, Cx* input) const {
   const auto j = static_cast<std::size_t>(stage);
   cuda::StageOutput<R> out;
   out.input = input;
@@ -490,14 +491,12 @@ cuda::StageOutput<R> CudaEngine<R>::stage_output(int stage, Cx* input) const {
   return out;
 }
 
-template <class R>
-void CudaEngine<R>::combine(const cuda::Combination<R>& c, Cx* out, const Range& range) {
+template <class R> void CudaEngine<R>::combine(const cuda::Combination<R>& c, Cx* out, const Range& range) {
   cuda::combine<R>(cuda::from_member(c, range.first, n_), group_.get() + range.first, out + range.first * n_, n_,
                    range.count, range.stream);
 }
 
-template <class R>
-void CudaEngine<R>::update_exponentials(double h) {
+template <class R> void CudaEngine<R>::update_exponentials(double h) {
   cuda::Exponents e;
   e.count = static_cast<int>(plan_.deltas.size());
   if (e.count == 0) return;
@@ -506,8 +505,7 @@ void CudaEngine<R>::update_exponentials(double h) {
 }
 
 template <class R>
-void CudaEngine<R>::evaluate(const cuda::Combination<R>& input, const cuda::StageOutput<R>& out,
-                             const Range& range) {
+void CudaEngine<R>::evaluate(const cuda::Combination<R>& input, const cuda::StageOutput<R>& out, const Range& range) {
   if (fused_) {
     const std::int64_t f = range.first;
     cuda::fused_evaluation<R>(cuda::from_member(input, f, n_), cuda::from_member(out, f, n_), group_.get() + f,
@@ -519,10 +517,8 @@ void CudaEngine<R>::evaluate(const cuda::Combination<R>& input, const cuda::Stag
   // The input row: Ã_n itself, or the combination formed into out.input (or a scratch row).
   const bool plain = input.direct_y0 && !input.frame_y0 && input.frames == 0 && input.directs == 0;
   Cx* in = out.input ? out.input : input_.get();
-  if (plain)
-    in = const_cast<Cx*>(input.direct_y0);  // read only: the transform is out of place
-  else
-    combine(input, in, range);
+  if (plain) in = const_cast<Cx*>(input.direct_y0);  // read only: the transform is out of place
+  else combine(input, in, range);
   cuda::Fft<R>::complex(c2c_->get(), in, time_.get(), CUFFT_FORWARD);  // a = n·A
   const cuda::MeasureTarget& t = out.measures;
   if (t.out) cuda::measures<R>(in, time_.get(), t.omega, t.omega0, t.dt, t.hbar, t.out, m_, n_, stream_);
@@ -542,8 +538,7 @@ void CudaEngine<R>::evaluate(const cuda::Combination<R>& input, const cuda::Stag
   cuda::finish_stage<R>(time_.get(), gamma_shock_.get(), group_.get(), out, n_, m_, stream_);
 }
 
-template <class R>
-void CudaEngine<R>::start_trial(double h, Evaluation evaluation) {
+template <class R> void CudaEngine<R>::start_trial(double h, Evaluation evaluation) {
   if (in_flight_) runtime_failure(kWhere, "a trial was started before the last one finished");
   if (evaluation != Evaluation::batched)
     invalid_argument(kWhere, "the CUDA engine evaluates whole batches only (for members one at a time, run ",
@@ -583,8 +578,7 @@ void CudaEngine<R>::start_trial(double h, Evaluation evaluation) {
   in_flight_ = true;
 }
 
-template <class R>
-void CudaEngine<R>::finish_trial() {
+template <class R> void CudaEngine<R>::finish_trial() {
   if (!in_flight_) runtime_failure(kWhere, "no trial to finish");
   in_flight_ = false;
   check(cudaStreamSynchronize(stream_), "trial");
@@ -594,8 +588,7 @@ void CudaEngine<R>::finish_trial() {
 // batch on stream_, or for each lane's members on the lane's stream, forked from stream_ and
 // joined back into it (on stream_ itself: one range after another); then the norms (and
 // measures) copied back.
-template <class R>
-void CudaEngine<R>::enqueue_trial() {
+template <class R> void CudaEngine<R>::enqueue_trial() {
   if (lanes_.empty()) {
     enqueue_trial(whole_batch());
   } else {
@@ -620,8 +613,7 @@ void CudaEngine<R>::enqueue_trial() {
 }
 
 // The trial's kernels for the members of `range`.
-template <class R>
-void CudaEngine<R>::enqueue_trial(const Range& range) {
+template <class R> void CudaEngine<R>::enqueue_trial(const Range& range) {
   const int s = plan_.stages;
   const std::int64_t stride = exponential_stride();
   // A_I = D(σh) Ã_n
@@ -659,8 +651,15 @@ void CudaEngine<R>::enqueue_trial(const Range& range) {
     }
     if (is_fsal && fsal_carries_) out.measures = measure_target(device_candidate_measures_.get());
     if (is_fsal && error_rest_)
-      out.error = {device_norms_.get(), combination(*error_rest_), static_cast<R>(error_fsal_weight_), error_.get(),
-                   y_.get(), candidate_.get(), norm_kind_.get(), rtol_.get(), atol_.get()};
+      out.error = {device_norms_.get(),
+                   combination(*error_rest_),
+                   static_cast<R>(error_fsal_weight_),
+                   error_.get(),
+                   y_.get(),
+                   candidate_.get(),
+                   norm_kind_.get(),
+                   rtol_.get(),
+                   atol_.get()};
     evaluate(combination(is_fsal ? plan_.solution : plan_.stage_inputs[static_cast<std::size_t>(i)]), out, range);
   }
   if (!plan_.fsal_stage && !solution_rest_) combine(combination(plan_.solution), candidate_.get(), range);
@@ -668,16 +667,15 @@ void CudaEngine<R>::enqueue_trial(const Range& range) {
   const bool estimated = tableau_.has_error_estimate();
   const cuda::Combination<R> error = estimated ? combination(plan_.error) : cuda::Combination<R>{};
   const std::int64_t f = range.first, row = f * n_;
-  cuda::norms<R>(cuda::from_member(error, f, n_), estimated, group_.get() + f, y_.get() + row,
-                 candidate_.get() + row, norm_kind_.get() + f, rtol_.get() + f, atol_.get() + f,
-                 device_norms_.get() + 2 * f, range.count, n_, range.stream);
+  cuda::norms<R>(cuda::from_member(error, f, n_), estimated, group_.get() + f, y_.get() + row, candidate_.get() + row,
+                 norm_kind_.get() + f, rtol_.get() + f, atol_.get() + f, device_norms_.get() + 2 * f, range.count, n_,
+                 range.stream);
 }
 
 // Enqueues the trial directly, or replays it as a CUDA graph captured at the first trial with
 // the same rows (the kernels read h and the exponentials from device memory, so one capture
 // serves every step length).
-template <class R>
-void CudaEngine<R>::launch_trial() {
+template <class R> void CudaEngine<R>::launch_trial() {
   if (!use_graphs_) {
     enqueue_trial();
     return;
@@ -706,10 +704,10 @@ void CudaEngine<R>::launch_trial() {
   check(cudaGraphLaunch(exec, stream_), "cudaGraphLaunch");
 }
 
-template <class R>
-void CudaEngine<R>::apply_windows() {
+template <class R> void CudaEngine<R>::apply_windows() {
   if (frequency_windows_)
-    cuda::window<R>(y_.get(), frequency_window_.get(), group_.get(), has_frequency_window_.get(), R(1), n_, m_, stream_);
+    cuda::window<R>(y_.get(), frequency_window_.get(), group_.get(), has_frequency_window_.get(), R(1), n_, m_,
+                    stream_);
   if (time_windows_) {
     cuda::Fft<R>::complex(c2c_->get(), y_.get(), time_.get(), CUFFT_FORWARD);
     cuda::window<R>(time_.get(), time_window_.get(), group_.get(), has_time_window_.get(),
@@ -719,8 +717,7 @@ void CudaEngine<R>::apply_windows() {
   }
 }
 
-template <class R>
-void CudaEngine<R>::accept() {
+template <class R> void CudaEngine<R>::accept() {
   if (in_flight_) runtime_failure(kWhere, "accept() before finish_trial()");
   std::swap(y_, candidate_);
   apply_windows();
@@ -736,8 +733,7 @@ void CudaEngine<R>::accept() {
   }
 }
 
-template <class R>
-void CudaEngine<R>::compute_measures() {
+template <class R> void CudaEngine<R>::compute_measures() {
   upload_loaded();
   const cuda::MeasureTarget t = measure_target(device_measures_.get());
   if (fused_) {
@@ -754,16 +750,14 @@ void CudaEngine<R>::compute_measures() {
   measures_stale_ = false;
 }
 
-template <class R>
-FieldMeasures CudaEngine<R>::measures(std::int64_t member) {
+template <class R> FieldMeasures CudaEngine<R>::measures(std::int64_t member) {
   checked(member);
   if (measures_stale_) compute_measures();
   const double* v = measures_.get() + 4 * member;
   return {v[0], v[1], v[2], v[3]};
 }
 
-template <class R>
-void CUDART_CB CudaEngine<R>::PlaneSlot::write_rows(void* p) {
+template <class R> void CUDART_CB CudaEngine<R>::PlaneSlot::write_rows(void* p) {
   const auto& slot = *static_cast<const PlaneSlot*>(p);
   for (std::size_t i = 0; i < slot.rows.size(); ++i) {
     const Cx* from = slot.host.get() + static_cast<std::int64_t>(i) * slot.n;
@@ -774,8 +768,7 @@ void CUDART_CB CudaEngine<R>::PlaneSlot::write_rows(void* p) {
 
 // The next of two slots, once its last plane is in its rows (that wait is rare: a plane takes
 // milliseconds to cross, planes are many steps apart).
-template <class R>
-typename CudaEngine<R>::PlaneSlot& CudaEngine<R>::claim_slot(std::span<Complex* const> rows) {
+template <class R> typename CudaEngine<R>::PlaneSlot& CudaEngine<R>::claim_slot(std::span<Complex* const> rows) {
   if (static_cast<std::int64_t>(rows.size()) != m_) invalid_argument(kWhere, rows.size(), " rows for ", m_, " members");
   upload_loaded();
   PlaneSlot& slot = *slots_[next_slot_++ % slots_.size()];
@@ -785,8 +778,7 @@ typename CudaEngine<R>::PlaneSlot& CudaEngine<R>::claim_slot(std::span<Complex* 
 }
 
 // Sends a slot whose device rows are being written on the stepping stream to the host.
-template <class R>
-void CudaEngine<R>::send(PlaneSlot& slot) {
+template <class R> void CudaEngine<R>::send(PlaneSlot& slot) {
   check(cudaEventRecord(slot.ready.get(), stream_), "cudaEventRecord");
   check(cudaStreamWaitEvent(copy_stream_, slot.ready.get(), 0), "cudaStreamWaitEvent");
   check(cudaMemcpyAsync(slot.host.get(), slot.device.get(), sizeof(Cx) * static_cast<std::size_t>(total()),
@@ -796,8 +788,7 @@ void CudaEngine<R>::send(PlaneSlot& slot) {
   check(cudaEventRecord(slot.done.get(), copy_stream_), "cudaEventRecord");
 }
 
-template <class R>
-void CudaEngine<R>::read_solutions(std::span<Complex* const> rows) {
+template <class R> void CudaEngine<R>::read_solutions(std::span<Complex* const> rows) {
   PlaneSlot& slot = claim_slot(rows);
   check(cudaMemcpyAsync(slot.device.get(), y_.get(), sizeof(Cx) * static_cast<std::size_t>(total()),
                         cudaMemcpyDeviceToDevice, stream_),
@@ -805,8 +796,7 @@ void CudaEngine<R>::read_solutions(std::span<Complex* const> rows) {
   send(slot);
 }
 
-template <class R>
-void CudaEngine<R>::read_dense_output(double theta, std::span<Complex* const> rows) {
+template <class R> void CudaEngine<R>::read_dense_output(double theta, std::span<Complex* const> rows) {
   if (!tableau_.has_dense_output()) invalid_argument(kWhere, tableau_.name, " has no dense output");
   if (!(theta >= 0 && theta <= 1)) invalid_argument(kWhere, "θ = ", theta, " outside [0, 1]");
   PlaneSlot& slot = claim_slot(rows);
@@ -855,7 +845,8 @@ bool cuda_fused_evaluation_available(std::int64_t points, DType precision) {
 }
 
 void require_cuda_engine() {
-  if (!cuda_available()) runtime_failure(kWhere, "no CUDA device is visible (nvidia-smi lists none, or the driver is missing)");
+  if (!cuda_available())
+    runtime_failure(kWhere, "no CUDA device is visible (nvidia-smi lists none, or the driver is missing)");
 }
 
 std::unique_ptr<Engine> make_cuda_engine(std::span<const Config* const> configs, const Tableau& tableau,

@@ -27,7 +27,8 @@ class FftPlan {
       cufftDestroy(plan_);
       if (r == CUFFT_ALLOC_FAILED)
         device_memory_exhausted(kWhere, "cufftMakePlanMany64 (", n, " points, ", batch, " rows): out of device memory");
-      runtime_failure(kWhere, "cufftMakePlanMany64 (", n, " points, ", batch, " rows): cuFFT error ", static_cast<int>(r));
+      runtime_failure(kWhere, "cufftMakePlanMany64 (", n, " points, ", batch, " rows): cuFFT error ",
+                      static_cast<int>(r));
     }
     if (cufftSetStream(plan_, stream) != CUFFT_SUCCESS) {
       cufftDestroy(plan_);

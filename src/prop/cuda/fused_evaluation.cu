@@ -42,13 +42,11 @@ using BlockTransform =
 
 // The m = n/2-point transforms of the Raman pair, on the threads of the n-point ones.
 template <class R, unsigned M, unsigned PointsPerThread, cufftdx::fft_direction D>
-using HalfTransform =
-    decltype(cufftdx::Size<M>() + cufftdx::Precision<R>() + cufftdx::Type<cufftdx::fft_type::c2c>() +
-             cufftdx::Direction<D>() + cufftdx::ElementsPerThread<PointsPerThread>() + cufftdx::FFTsPerBlock<1>() +
-             cufftdx::SM<900>() + cufftdx::Block());
+using HalfTransform = decltype(cufftdx::Size<M>() + cufftdx::Precision<R>() + cufftdx::Type<cufftdx::fft_type::c2c>() +
+                               cufftdx::Direction<D>() + cufftdx::ElementsPerThread<PointsPerThread>() +
+                               cufftdx::FFTsPerBlock<1>() + cufftdx::SM<900>() + cufftdx::Block());
 
-template <class R, unsigned N>
-struct Transforms {
+template <class R, unsigned N> struct Transforms {
   using Forward = BlockTransform<R, N, cufftdx::fft_direction::forward>;
   using Inverse = BlockTransform<R, N, cufftdx::fft_direction::inverse>;
   using Value = typename Forward::value_type;
@@ -59,11 +57,10 @@ struct Transforms {
   using HalfInverse = HalfTransform<R, N / 2, points_per_thread / 2, cufftdx::fft_direction::inverse>;
   /// The transforms' workspace, which between transforms holds the Raman pair's exchanges (a
   /// line of n reals or n/2 complex values).
-  static constexpr unsigned workspace = std::max({Forward::shared_memory_size, Inverse::shared_memory_size,
-                                                  HalfForward::shared_memory_size, HalfInverse::shared_memory_size,
-                                                  static_cast<unsigned>(N * sizeof(R))});
-  template <class F>
-  static constexpr bool same_layout(unsigned per_thread) {
+  static constexpr unsigned workspace =
+      std::max({Forward::shared_memory_size, Inverse::shared_memory_size, HalfForward::shared_memory_size,
+                HalfInverse::shared_memory_size, static_cast<unsigned>(N * sizeof(R))});
+  template <class F> static constexpr bool same_layout(unsigned per_thread) {
     return F::elements_per_thread == per_thread && F::stride == stride && F::block_dim.x == threads &&
            F::block_dim.y == 1 && !F::requires_workspace;
   }
@@ -135,16 +132,14 @@ __device__ void raman_convolution(R (&x)[Transforms<R, N>::points_per_thread], c
 
 /// The rows a combination may read: kMaxTerms frame rows, kMaxTerms direct ones, frame_y0 and
 /// direct_y0.
-template <class R>
-constexpr unsigned kCombinationRows = 2 * Combination<R>::kMaxTerms + 2;
+template <class R> constexpr unsigned kCombinationRows = 2 * Combination<R>::kMaxTerms + 2;
 
 /// Asks L2 for the first `bytes` (a multiple of 16) from `offset` on of row q of those c may
 /// read (nothing where c reads no such row, or q ≥ kCombinationRows), with cp.async.bulk.prefetch
 /// (sm_90: one instruction a row, nothing waits on it). The term loops unroll, so that no
 /// parameter array is indexed at run time.
 template <class R>
-__device__ __forceinline__ void prefetch_row(const Combination<R>& c, std::int64_t offset, unsigned bytes,
-                                             unsigned q) {
+__device__ __forceinline__ void prefetch_row(const Combination<R>& c, std::int64_t offset, unsigned bytes, unsigned q) {
   constexpr int K = Combination<R>::kMaxTerms;
   const auto ask = [&](const C<R>* row) {
     if (row)
@@ -165,9 +160,9 @@ __device__ __forceinline__ void prefetch_row(const Combination<R>& c, std::int64
 // registers the norm's code would take: at 2^13 float64 points they already spill).
 template <class R, unsigned N, bool Raman, bool Norm>
 __global__ void __launch_bounds__(Transforms<R, N>::threads, 1)
-fused_evaluation_kernel(Combination<R> input, StageOutput<R> out, const int* group, const C<R>* response,
-                        const R* gamma_shock, const R* kerr, const R* raman, std::int64_t ahead,
-                        unsigned prefetch_bytes) {
+    fused_evaluation_kernel(Combination<R> input, StageOutput<R> out, const int* group, const C<R>* response,
+                            const R* gamma_shock, const R* kerr, const R* raman, std::int64_t ahead,
+                            unsigned prefetch_bytes) {
   using T = Transforms<R, N>;
   using V = typename T::Value;
   constexpr unsigned P = T::points_per_thread;
@@ -205,7 +200,7 @@ fused_evaluation_kernel(Combination<R> input, StageOutput<R> out, const int* gro
     sums.store<T::threads>(reinterpret_cast<double*>(shared), target.out + 4 * m, N, target.omega0, target.dt,
                            target.hbar);
   }
-  [[maybe_unused]] R r[P];                   // the Raman term h_R ⊛ |a|² (unnormalised as a)
+  [[maybe_unused]] R r[P];  // the Raman term h_R ⊛ |a|² (unnormalised as a)
   if constexpr (Raman) {
     V* kept = reinterpret_cast<V*>(shared + T::workspace);
 #pragma unroll
@@ -245,8 +240,7 @@ fused_evaluation_kernel(Combination<R> input, StageOutput<R> out, const int* gro
     for (unsigned j = 0; j < P; ++j) {
       const std::int64_t i = m * N + threadIdx.x + j * T::stride;
       const C<R> n = out.n[i], p = error.scratch[i];
-      const double e = power(make<R>(p.x + hw * n.x, p.y + hw * n.y)), y0 = power(error.y0[i]),
-                   y1 = power(error.y1[i]);
+      const double e = power(make<R>(p.x + hw * n.x, p.y + hw * n.y)), y0 = power(error.y0[i]), y1 = power(error.y1[i]);
       norm.add_ends(y0, y1);
       norm.error += e;
       if (kind != 0) norm.add_scaled(e, y0, y1, rt, at);
@@ -260,7 +254,7 @@ fused_evaluation_kernel(Combination<R> input, StageOutput<R> out, const int* gro
 // once, sums the spectral measures and transforms it to time in registers for the peak.
 template <class R, unsigned N>
 __global__ void __launch_bounds__(Transforms<R, N>::threads)
-fused_measures_kernel(const C<R>* y, const double* omega, double omega0, double dt, double hbar, double* out) {
+    fused_measures_kernel(const C<R>* y, const double* omega, double omega0, double dt, double hbar, double* out) {
   using T = Transforms<R, N>;
   using V = typename T::Value;
   extern __shared__ __align__(16) unsigned char shared[];
@@ -276,8 +270,7 @@ fused_measures_kernel(const C<R>* y, const double* omega, double omega0, double 
   }
   typename T::Forward().execute(a, shared);  // a = n·A
 #pragma unroll
-  for (unsigned j = 0; j < T::points_per_thread; ++j)
-    sums.add_temporal(power(a[j]));
+  for (unsigned j = 0; j < T::points_per_thread; ++j) sums.add_temporal(power(a[j]));
   // The transform's workspace serves the reduction (store's first barrier frees it).
   sums.store<T::threads>(reinterpret_cast<double*>(shared), out + 4 * m, N, omega0, dt, hbar);
 }
@@ -289,8 +282,7 @@ fused_measures_kernel(const C<R>* y, const double* omega, double omega0, double 
 /// (tests/cpp/prop/test_cuda_fused_evaluation.cpp), racecheck found no hazard, and the float32
 /// Dudley case through it agreed with float64 as closely as the cuFFT path's (4.4e-4 against
 /// 4.3e-4): something the band-limited Dudley fields do not excite; not understood.
-template <class R, class F>
-bool with_size(std::int64_t n, F&& f) {
+template <class R, class F> bool with_size(std::int64_t n, F&& f) {
   switch (n) {
     case 1024: f(std::integral_constant<unsigned, 1024>{}); return true;
     case 2048: f(std::integral_constant<unsigned, 2048>{}); return true;
@@ -307,8 +299,7 @@ bool with_size(std::int64_t n, F&& f) {
 }
 
 /// How many rows a combination reads.
-template <class R>
-int rows_read(const Combination<R>& c) {
+template <class R> int rows_read(const Combination<R>& c) {
   return c.frames + c.directs + (c.frame_y0 ? 1 : 0) + (c.direct_y0 ? 1 : 0);
 }
 
@@ -316,13 +307,11 @@ void check(cudaError_t e, const char* what) { ::lockstep::cuda::check(e, "prop.c
 
 }  // namespace
 
-template <class R>
-bool fused_evaluation_supported(std::int64_t n) {
+template <class R> bool fused_evaluation_supported(std::int64_t n) {
   return with_size<R>(n, [](auto) {});
 }
 
-template <class R>
-int prepare_fused_evaluation(std::int64_t n, bool raman) {
+template <class R> int prepare_fused_evaluation(std::int64_t n, bool raman) {
   int resident = 0;
   const bool known = with_size<R>(n, [&](auto size) {
     constexpr unsigned N = decltype(size)::value;
@@ -337,7 +326,8 @@ int prepare_fused_evaluation(std::int64_t n, bool raman) {
     allow(fused_evaluation_kernel<R, N, true, false>, true);
     allow(fused_evaluation_kernel<R, N, true, true>, true);
     allow(fused_measures_kernel<R, N>, false);
-    const auto kernel = raman ? fused_evaluation_kernel<R, N, true, false> : fused_evaluation_kernel<R, N, false, false>;
+    const auto kernel =
+        raman ? fused_evaluation_kernel<R, N, true, false> : fused_evaluation_kernel<R, N, false, false>;
     check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, static_cast<int>(T::threads),
                                                         T::shared_bytes(raman)),
           "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
@@ -362,7 +352,8 @@ void fused_evaluation(const Combination<R>& input, const StageOutput<R>& out, co
     };
     const bool norm = out.error.out != nullptr;
     if (raman_response)
-      norm ? launch(fused_evaluation_kernel<R, N, true, true>, true) : launch(fused_evaluation_kernel<R, N, true, false>, true);
+      norm ? launch(fused_evaluation_kernel<R, N, true, true>, true)
+           : launch(fused_evaluation_kernel<R, N, true, false>, true);
     else
       norm ? launch(fused_evaluation_kernel<R, N, false, true>, false)
            : launch(fused_evaluation_kernel<R, N, false, false>, false);
@@ -382,13 +373,12 @@ void fused_measures(const C<R>* y, const double* omega, double omega0, double dt
   if (!known) invalid_argument("prop.cuda_fused", "no fused measures for ", n, " points");
 }
 
-#define LOCKSTEP_PROP_FUSED(R)                                                                              \
-  template bool fused_evaluation_supported<R>(std::int64_t);                                                \
-  template int prepare_fused_evaluation<R>(std::int64_t, bool);                                            \
-  template void fused_evaluation<R>(const Combination<R>&, const StageOutput<R>&, const int*, const C<R>*, \
-                                    const R*, const R*, const R*, std::int64_t, std::int64_t, const Prefetch&, \
-                                    cudaStream_t);                                                          \
-  template void fused_measures<R>(const C<R>*, const double*, double, double, double, double*, std::int64_t,   \
+#define LOCKSTEP_PROP_FUSED(R)                                                                                       \
+  template bool fused_evaluation_supported<R>(std::int64_t);                                                         \
+  template int prepare_fused_evaluation<R>(std::int64_t, bool);                                                      \
+  template void fused_evaluation<R>(const Combination<R>&, const StageOutput<R>&, const int*, const C<R>*, const R*, \
+                                    const R*, const R*, std::int64_t, std::int64_t, const Prefetch&, cudaStream_t);  \
+  template void fused_measures<R>(const C<R>*, const double*, double, double, double, double*, std::int64_t,         \
                                   std::int64_t, cudaStream_t);
 LOCKSTEP_PROP_FUSED(float)
 LOCKSTEP_PROP_FUSED(double)

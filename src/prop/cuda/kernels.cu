@@ -11,9 +11,8 @@
 namespace lockstep::prop::cuda {
 
 /// Member m (rows strided over grid.y) and point k of its row of n (strided over grid.x).
-#define LOCKSTEP_ROWS(m, rows)                                                   \
-  for (std::int64_t m = blockIdx.y; m < (rows); m += gridDim.y)
-#define LOCKSTEP_POINTS(k, n)                                                    \
+#define LOCKSTEP_ROWS(m, rows) for (std::int64_t m = blockIdx.y; m < (rows); m += gridDim.y)
+#define LOCKSTEP_POINTS(k, n)                                                         \
   for (std::int64_t k = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; k < (n); \
        k += std::int64_t{blockDim.x} * gridDim.x)
 
@@ -39,8 +38,7 @@ __global__ void exponentials_kernel(const double2* linear, Exponents e, C<R>* ou
 }
 
 /// r = |a|²
-template <class R>
-__global__ void intensity_kernel(const C<R>* a, R* r, std::int64_t n, std::int64_t rows) {
+template <class R> __global__ void intensity_kernel(const C<R>* a, R* r, std::int64_t n, std::int64_t rows) {
   LOCKSTEP_ROWS(m, rows) LOCKSTEP_POINTS(k, n) r[m * n + k] = norm2<R>(a[m * n + k]);
 }
 
@@ -60,7 +58,8 @@ __global__ void raman_kernel(C<R>* h, const C<R>* response, const int* group, st
 
 /// a ← a · (kerr_m |a|² + raman_m r), r = nullptr without Raman.
 template <class R>
-__global__ void kerr_raman_kernel(C<R>* a, const R* r, const R* kerr, const R* raman, std::int64_t n, std::int64_t rows) {
+__global__ void kerr_raman_kernel(C<R>* a, const R* r, const R* kerr, const R* raman, std::int64_t n,
+                                  std::int64_t rows) {
   LOCKSTEP_ROWS(m, rows) {
     const R kerr_m = kerr[m], raman_m = raman[m];
     LOCKSTEP_POINTS(k, n) {
@@ -116,8 +115,8 @@ __global__ void copy_flagged_kernel(const C<R>* from, C<R>* to, const unsigned c
 /// kind: 0 weak, 1 max, 2 rms (ErrorNorm's order).
 template <class R>
 __global__ void __launch_bounds__(kReduceThreads)
-norms_kernel(Combination<R> error, bool estimated, const int* group, const C<R>* y0, const C<R>* y1,
-             const int* kind, const double* rtol, const double* atol, double* out, std::int64_t n) {
+    norms_kernel(Combination<R> error, bool estimated, const int* group, const C<R>* y0, const C<R>* y1,
+                 const int* kind, const double* rtol, const double* atol, double* out, std::int64_t n) {
   __shared__ double shared[5 * kReduceThreads / 32];
   const std::int64_t m = blockIdx.x;
   const int g = group[m];
@@ -143,8 +142,8 @@ norms_kernel(Combination<R> error, bool estimated, const int* group, const C<R>*
 /// samples a = n·A: out[4m ..] = energy, photon number, peak power, spectral centroid.
 template <class R>
 __global__ void __launch_bounds__(kReduceThreads)
-measures_kernel(const C<R>* y, const C<R>* a, const double* omega, double omega0, double dt, double hbar,
-                double* out, std::int64_t n) {
+    measures_kernel(const C<R>* y, const C<R>* a, const double* omega, double omega0, double dt, double hbar,
+                    double* out, std::int64_t n) {
   __shared__ double shared[4 * kReduceThreads / 32];
   const std::int64_t m = blockIdx.x;
   MeasureSums sums;
@@ -178,8 +177,7 @@ void exponentials(const double2* linear, const Exponents& e, C<R>* out, std::int
   const std::int64_t rows = groups * e.count;
   if (rows > 0) exponentials_kernel<R><<<grid_for(n, rows), kThreads, 0, stream>>>(linear, e, out, n, rows);
 }
-template <class R>
-void intensity(const C<R>* a, R* r, std::int64_t n, std::int64_t rows, cudaStream_t stream) {
+template <class R> void intensity(const C<R>* a, R* r, std::int64_t n, std::int64_t rows, cudaStream_t stream) {
   intensity_kernel<R><<<grid_for(n, rows), kThreads, 0, stream>>>(a, r, n, rows);
 }
 template <class R>
@@ -212,29 +210,29 @@ void norms(const Combination<R>& error, bool estimated, const int* group, const 
            const int* kind, const double* rtol, const double* atol, double* out, std::int64_t members, std::int64_t n,
            cudaStream_t stream) {
   norms_kernel<R><<<static_cast<unsigned>(members), kReduceThreads, 0, stream>>>(error, estimated, group, y0, y1, kind,
-                                                                                  rtol, atol, out, n);
+                                                                                 rtol, atol, out, n);
 }
 template <class R>
 void measures(const C<R>* y, const C<R>* a, const double* omega, double omega0, double dt, double hbar, double* out,
               std::int64_t members, std::int64_t n, cudaStream_t stream) {
-  measures_kernel<R><<<static_cast<unsigned>(members), kReduceThreads, 0, stream>>>(y, a, omega, omega0, dt, hbar,
-                                                                                     out, n);
+  measures_kernel<R>
+      <<<static_cast<unsigned>(members), kReduceThreads, 0, stream>>>(y, a, omega, omega0, dt, hbar, out, n);
 }
 
-#define LOCKSTEP_PROP_LAUNCHERS(R)                                                                                    \
-  template void combine<R>(const Combination<R>&, const int*, C<R>*, std::int64_t, std::int64_t, cudaStream_t);     \
-  template void exponentials<R>(const double2*, const Exponents&, C<R>*, std::int64_t, std::int64_t, cudaStream_t); \
-  template void intensity<R>(const C<R>*, R*, std::int64_t, std::int64_t, cudaStream_t);                            \
-  template void raman_product<R>(C<R>*, const C<R>*, const int*, std::int64_t, std::int64_t, cudaStream_t);         \
-  template void kerr_raman<R>(C<R>*, const R*, const R*, const R*, std::int64_t, std::int64_t, cudaStream_t);       \
-  template void finish_stage<R>(const C<R>*, const R*, const int*, const StageOutput<R>&, std::int64_t, std::int64_t, \
-                                cudaStream_t);                                                                      \
-  template void window<R>(C<R>*, const R*, const int*, const unsigned char*, R, std::int64_t, std::int64_t,         \
-                          cudaStream_t);                                                                            \
-  template void copy_flagged<R>(const C<R>*, C<R>*, const unsigned char*, std::int64_t, std::int64_t, cudaStream_t); \
-  template void norms<R>(const Combination<R>&, bool, const int*, const C<R>*, const C<R>*, const int*,             \
-                         const double*, const double*, double*, std::int64_t, std::int64_t, cudaStream_t);          \
-  template void measures<R>(const C<R>*, const C<R>*, const double*, double, double, double, double*, std::int64_t, \
+#define LOCKSTEP_PROP_LAUNCHERS(R)                                                                                     \
+  template void combine<R>(const Combination<R>&, const int*, C<R>*, std::int64_t, std::int64_t, cudaStream_t);        \
+  template void exponentials<R>(const double2*, const Exponents&, C<R>*, std::int64_t, std::int64_t, cudaStream_t);    \
+  template void intensity<R>(const C<R>*, R*, std::int64_t, std::int64_t, cudaStream_t);                               \
+  template void raman_product<R>(C<R>*, const C<R>*, const int*, std::int64_t, std::int64_t, cudaStream_t);            \
+  template void kerr_raman<R>(C<R>*, const R*, const R*, const R*, std::int64_t, std::int64_t, cudaStream_t);          \
+  template void finish_stage<R>(const C<R>*, const R*, const int*, const StageOutput<R>&, std::int64_t, std::int64_t,  \
+                                cudaStream_t);                                                                         \
+  template void window<R>(C<R>*, const R*, const int*, const unsigned char*, R, std::int64_t, std::int64_t,            \
+                          cudaStream_t);                                                                               \
+  template void copy_flagged<R>(const C<R>*, C<R>*, const unsigned char*, std::int64_t, std::int64_t, cudaStream_t);   \
+  template void norms<R>(const Combination<R>&, bool, const int*, const C<R>*, const C<R>*, const int*, const double*, \
+                         const double*, double*, std::int64_t, std::int64_t, cudaStream_t);                            \
+  template void measures<R>(const C<R>*, const C<R>*, const double*, double, double, double, double*, std::int64_t,    \
                             std::int64_t, cudaStream_t);
 LOCKSTEP_PROP_LAUNCHERS(float)
 LOCKSTEP_PROP_LAUNCHERS(double)

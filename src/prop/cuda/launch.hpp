@@ -16,13 +16,11 @@ template <> struct ComplexOf<double> { using type = double2; };
 template <> struct ComplexOf<float> { using type = float2; };
 template <class R> using C = typename ComplexOf<R>::type;
 
-
 /// A linear combination of rows at one node: D ⊙ (Y_f + h Σ_f w_f F_f) + Y_d + h Σ_d w_d G_d,
 /// with D the member group's exponential row (none: 1), Y_f and Y_d optional rows of weight 1
 /// (the step's start, directly or in the interaction frame) and h read on the device from
 /// `step` (nullptr: 1), so that a captured trial replays for any step length.
-template <class R>
-struct Combination {
+template <class R> struct Combination {
   static constexpr int kMaxTerms = 8;
   const C<R>* frame_y0 = nullptr;
   const C<R>* direct_y0 = nullptr;
@@ -50,8 +48,7 @@ struct MeasureTarget {
 /// from the same rows and parked in `scratch`) plus h·fsal_weight·N, N the evaluation's
 /// result. out[2m], out[2m + 1] as norms() writes them; y0 the step's start; kind, rtol and
 /// atol per member.
-template <class R>
-struct ErrorTarget {
+template <class R> struct ErrorTarget {
   double* out = nullptr;  // nullptr: no norm
   Combination<R> partial;
   R fsal_weight = 0;
@@ -69,8 +66,7 @@ struct ErrorTarget {
 /// stage's N as a direct term: no pass of its own forms the candidate), and the measures of the
 /// stage input (the FSAL stage's input is the candidate: the acceptance needs no transform),
 /// and the error norm (ErrorTarget; fused_evaluation only).
-template <class R>
-struct StageOutput {
+template <class R> struct StageOutput {
   C<R>* input = nullptr;
   C<R>* n = nullptr;
   C<R>* k = nullptr;
@@ -86,8 +82,7 @@ struct StageOutput {
 /// The members from `first` on of a combination whose rows hold n points per member: every row
 /// pointer moved on by `first` rows (the exponentials are per group and stay), so that a kernel
 /// over those members sees them as members 0, 1, ….
-template <class R>
-Combination<R> from_member(Combination<R> c, std::int64_t first, std::int64_t n) {
+template <class R> Combination<R> from_member(Combination<R> c, std::int64_t first, std::int64_t n) {
   const std::int64_t offset = first * n;
   if (c.frame_y0) c.frame_y0 += offset;
   if (c.direct_y0) c.direct_y0 += offset;
@@ -97,8 +92,7 @@ Combination<R> from_member(Combination<R> c, std::int64_t first, std::int64_t n)
 }
 
 /// The same for the rows (and measures) an evaluation writes.
-template <class R>
-StageOutput<R> from_member(StageOutput<R> s, std::int64_t first, std::int64_t n) {
+template <class R> StageOutput<R> from_member(StageOutput<R> s, std::int64_t first, std::int64_t n) {
   const std::int64_t offset = first * n;
   for (C<R>** row : {&s.input, &s.n, &s.k, &s.candidate})
     if (*row) *row += offset;
@@ -136,8 +130,7 @@ template <class R>
 void exponentials(const double2* linear, const Exponents& e, C<R>* out, std::int64_t n, std::int64_t groups,
                   cudaStream_t stream);
 /// r = |a|²
-template <class R>
-void intensity(const C<R>* a, R* r, std::int64_t n, std::int64_t rows, cudaStream_t stream);
+template <class R> void intensity(const C<R>* a, R* r, std::int64_t n, std::int64_t rows, cudaStream_t stream);
 /// h ← h · conj(H_R of the member's group), rows of `half` values.
 template <class R>
 void raman_product(C<R>* h, const C<R>* response, const int* group, std::int64_t half, std::int64_t rows,
@@ -183,13 +176,11 @@ struct Prefetch {
 
 /// Whether this build has the fused evaluation of N (fused_evaluation.cu) for rows of n points
 /// in precision R.
-template <class R>
-bool fused_evaluation_supported(std::int64_t n);
+template <class R> bool fused_evaluation_supported(std::int64_t n);
 /// Sets the fused kernels' shared-memory limits for n points (once, before any launch or
 /// capture); returns how many blocks of the evaluation kernel (with the Raman term or not) a
 /// multiprocessor holds at once.
-template <class R>
-int prepare_fused_evaluation(std::int64_t n, bool raman);
+template <class R> int prepare_fused_evaluation(std::int64_t n, bool raman);
 /// One evaluation of N for every member in one kernel: the stage input `input` formed, its
 /// transform to time, a ← a · (kerr_m |a|² + raman_m h_R ⊛ |a|²) (raman_response = nullptr: no
 /// Raman term), the transform back and N = i·γs(ω)·a into `out`, as the cuFFT path's

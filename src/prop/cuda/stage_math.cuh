@@ -24,18 +24,11 @@ template <class V> __device__ __forceinline__ double power(const V& v) {
 // times L2's size through it: loads and stores take the streaming (evict-first) hint, so that
 // they do not push out of L2 the rows the fused evaluation's prefetch brought in for the members
 // that come next (docs/PERFORMANCE.md: 5-8% of the trial at 1024 members).
-template <class V>
-__device__ __forceinline__ V load_row(const V* row, std::int64_t i) {
-  return __ldcs(row + i);
-}
-template <class V>
-__device__ __forceinline__ void store_row(V* row, std::int64_t i, V v) {
-  __stcs(row + i, v);
-}
+template <class V> __device__ __forceinline__ V load_row(const V* row, std::int64_t i) { return __ldcs(row + i); }
+template <class V> __device__ __forceinline__ void store_row(V* row, std::int64_t i, V v) { __stcs(row + i, v); }
 
 /// h of a combination (combine_at's `h`), read once per thread.
-template <class R>
-__device__ __forceinline__ R step_of(const Combination<R>& c) {
+template <class R> __device__ __forceinline__ R step_of(const Combination<R>& c) {
   return c.step ? static_cast<R>(*c.step) : R(1);
 }
 
@@ -80,8 +73,7 @@ __device__ __forceinline__ C<R> combine_at(const Combination<R>& c, R h, std::in
 }
 
 /// N = i·s·a at one point, s = γ s(ω) there (pointwise::times_i).
-template <class R>
-__device__ __forceinline__ C<R> times_i(C<R> a, R s) {
+template <class R> __device__ __forceinline__ C<R> times_i(C<R> a, R s) {
   C<R> v;
   pointwise::times_i(a.x, a.y, s, v.x, v.y);
   return v;
@@ -157,10 +149,8 @@ struct NormSums {
     block_reduce<Threads>(v, 1u << 3, shared);
     if (threadIdx.x != 0) return;
     double norm = nan("");
-    if (estimated && kind == 0)
-      norm = pointwise::weak_norm(v[1], v[2], v[0], rtol, atol);
-    else if (estimated && isfinite(v[4]))
-      norm = kind == 1 ? v[3] : sqrt(v[4] / static_cast<double>(n));
+    if (estimated && kind == 0) norm = pointwise::weak_norm(v[1], v[2], v[0], rtol, atol);
+    else if (estimated && isfinite(v[4])) norm = kind == 1 ? v[3] : sqrt(v[4] / static_cast<double>(n));
     out[0] = norm;
     out[1] = isfinite(v[0]) ? 1.0 : 0.0;
   }

@@ -18,8 +18,7 @@ namespace lockstep::prop::io {
 /// One Config field: its key (section.member: the recipe key and the canonical name), what it
 /// measures, the unit of a bare number in a recipe, and its accessor (works on Config and on
 /// const Config).
-template <class Access>
-struct Field {
+template <class Access> struct Field {
   std::string_view key;
   Quantity quantity;
   std::string_view default_unit;  ///< "" for quantities without units
@@ -29,10 +28,9 @@ struct Field {
   std::string_view name() const { return key.substr(key.find('.') + 1); }
 };
 
-#define LOCKSTEP_CONFIG_FIELD(section, member, quantity, unit)   \
-  Field {                                                         \
-    #section "." #member, Quantity::quantity, unit,               \
-        [](auto& c) -> auto& { return c.section.member; }         \
+#define LOCKSTEP_CONFIG_FIELD(section, member, quantity, unit)                                        \
+  Field {                                                                                             \
+#section "." #member, Quantity::quantity, unit, [](auto& c) -> auto& { return c.section.member; } \
   }
 
 // Default units are those of the lab (ps windows, nm wavelengths, fs pulses, dB/km loss);
@@ -89,8 +87,7 @@ inline constexpr auto kConfigFields = std::tuple{
 inline constexpr std::size_t kConfigFieldCount = std::tuple_size_v<decltype(kConfigFields)>;
 
 /// Calls f(field) for every field, in the canonical order.
-template <class F>
-void for_each_config_field(F&& f) {
+template <class F> void for_each_config_field(F&& f) {
   std::apply([&](const auto&... field) { (f(field), ...); }, kConfigFields);
 }
 
@@ -99,40 +96,33 @@ template <class F>
 using field_type = std::remove_cvref_t<decltype(std::declval<const F&>().access(std::declval<Config&>()))>;
 
 /// The names of an enum's values in recipes and files.
-template <class E>
-struct EnumNames;
-template <>
-struct EnumNames<RamanModel> {
+template <class E> struct EnumNames;
+template <> struct EnumNames<RamanModel> {
   static constexpr std::array<std::pair<RamanModel, std::string_view>, 4> values{
       {{RamanModel::none, "none"},
        {RamanModel::blow_wood, "blow-wood"},
        {RamanModel::lin_agrawal, "lin-agrawal"},
        {RamanModel::hollenbeck_cantrell, "hollenbeck-cantrell"}}};
 };
-template <>
-struct EnumNames<PulseShape> {
+template <> struct EnumNames<PulseShape> {
   static constexpr std::array<std::pair<PulseShape, std::string_view>, 3> values{
       {{PulseShape::sech, "sech"}, {PulseShape::gaussian, "gaussian"}, {PulseShape::user, "user"}}};
 };
-template <>
-struct EnumNames<Scheme> {
+template <> struct EnumNames<Scheme> {
   static constexpr std::array<std::pair<Scheme, std::string_view>, 3> values{
       {{Scheme::rk4ip, "rk4ip"}, {Scheme::erk43ip, "erk43ip"}, {Scheme::dp54ip, "dp54ip"}}};
 };
-template <>
-struct EnumNames<ErrorNorm> {
+template <> struct EnumNames<ErrorNorm> {
   static constexpr std::array<std::pair<ErrorNorm, std::string_view>, 3> values{
       {{ErrorNorm::weak, "weak"}, {ErrorNorm::max, "max"}, {ErrorNorm::rms, "rms"}}};
 };
-template <>
-struct EnumNames<FixedPolicy> {
+template <> struct EnumNames<FixedPolicy> {
   static constexpr std::array<std::pair<FixedPolicy, std::string_view>, 3> values{
       {{FixedPolicy::record, "record"}, {FixedPolicy::fail, "fail"}, {FixedPolicy::subdivide, "subdivide"}}};
 };
 
 /// The name of `value`; empty for a value outside the enum's named set.
-template <class E>
-std::string_view enum_name(E value) {
+template <class E> std::string_view enum_name(E value) {
   for (const auto& [v, name] : EnumNames<E>::values)
     if (v == value) return name;
   return {};

@@ -14,8 +14,7 @@ std::string render_real(double value, Quantity q, int order) {
   std::string text = shortest(value);
   if (!has_unit(q)) {
     // A TOML float needs a fraction or an exponent ("-0" would read back as the integer 0).
-    if (text.find_first_of(".eE") == std::string::npos && text.find_first_of("ni") == std::string::npos)
-      text += ".0";
+    if (text.find_first_of(".eE") == std::string::npos && text.find_first_of("ni") == std::string::npos) text += ".0";
     return text;
   }
   return "\"" + text + " " + si_unit(q, q == Quantity::dispersion ? order : 0) + "\"";

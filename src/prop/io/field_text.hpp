@@ -18,8 +18,7 @@ namespace lockstep::prop::io {
 /// unit otherwise ("\"1.25e-11 s\""); `order` is β's order for dispersion.
 std::string render_real(double value, Quantity q, int order);
 
-template <class T>
-std::string render_value(const T& value, Quantity q, std::string_view key) {
+template <class T> std::string render_value(const T& value, Quantity q, std::string_view key) {
   if constexpr (std::is_same_v<T, double>) {
     return render_real(value, q, 0);
   } else if constexpr (std::is_same_v<T, bool>) {

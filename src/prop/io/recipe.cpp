@@ -108,8 +108,8 @@ bool is_known_key(std::string_view key) {
 }
 
 /// A real value: a number in `default_unit`, or a string "<number> [unit]".
-double read_real(const toml::node& node, Quantity q, std::string_view default_unit, int order,
-                 std::string_view key, const Source& src) {
+double read_real(const toml::node& node, Quantity q, std::string_view default_unit, int order, std::string_view key,
+                 const Source& src) {
   if (q == Quantity::ratio) {
     double v = 0;
     if (const auto i = node.as_integer()) v = static_cast<double>(i->get());
@@ -122,8 +122,7 @@ double read_real(const toml::node& node, Quantity q, std::string_view default_un
   std::string_view unit_text = default_unit;
   if (const auto s = node.as_string()) {
     const auto [num, written_unit] = io::split_value(s->get());
-    if (num.empty())
-      invalid_argument(kWhere, key, ": '", s->get(), "' is not a number with a unit", src.at(node));
+    if (num.empty()) invalid_argument(kWhere, key, ": '", s->get(), "' is not a number with a unit", src.at(node));
     number = std::string(num);
     if (!written_unit.empty()) unit_text = written_unit;
   } else {
@@ -144,8 +143,8 @@ double read_real(const toml::node& node, Quantity q, std::string_view default_un
 }
 
 template <class T>
-void read_into(T& out, const toml::node& node, Quantity q, std::string_view default_unit,
-               std::string_view key, const Source& src) {
+void read_into(T& out, const toml::node& node, Quantity q, std::string_view default_unit, std::string_view key,
+               const Source& src) {
   if constexpr (std::is_same_v<T, double>) {
     out = read_real(node, q, default_unit, 0, key, src);
   } else if constexpr (std::is_same_v<T, bool>) {
@@ -166,7 +165,8 @@ void read_into(T& out, const toml::node& node, Quantity q, std::string_view defa
         out = value;
         return;
       }
-    invalid_argument(kWhere, key, ": '", s->get(), "' is not one of ", names, suggestion(s->get(), candidates), src.at(node));
+    invalid_argument(kWhere, key, ": '", s->get(), "' is not one of ", names, suggestion(s->get(), candidates),
+                     src.at(node));
   } else if constexpr (std::is_integral_v<T>) {
     const auto i = node.as_integer();
     if (!i) invalid_argument(kWhere, key, ": expected an integer, got ", type_name(node), src.at(node));
@@ -222,8 +222,7 @@ void read_user_file(PulseConfig& pulse, const std::filesystem::path& path, std::
     }
     return;
   }
-  if (path.extension() != ".csv")
-    invalid_argument(kWhere, where, ": expected a .csv or .npy file");
+  if (path.extension() != ".csv") invalid_argument(kWhere, where, ": expected a .csv or .npy file");
   std::ifstream in(path);
   if (!in) invalid_argument(kWhere, where, ": cannot open the file");
   const auto trim = [](std::string_view cell) {
@@ -252,8 +251,8 @@ void read_user_file(PulseConfig& pulse, const std::filesystem::path& path, std::
 }
 
 /// Reads a field's value from a node into `config`; returns the canonical text of the value.
-std::string read_field(Config& config, std::string_view key, const toml::node& node,
-                       std::string_view betas_unit, const Source& src) {
+std::string read_field(Config& config, std::string_view key, const toml::node& node, std::string_view betas_unit,
+                       const Source& src) {
   std::string canonical;
   bool found = false;
   io::for_each_config_field([&](const auto& field) {
@@ -271,7 +270,8 @@ std::string read_field(Config& config, std::string_view key, const toml::node& n
 bool is_scalar_field(std::string_view key) {
   bool scalar = false;
   io::for_each_config_field([&](const auto& field) {
-    if (field.key == key) scalar = !std::is_same_v<io::field_type<std::remove_cvref_t<decltype(field)>>, std::vector<double>>;
+    if (field.key == key)
+      scalar = !std::is_same_v<io::field_type<std::remove_cvref_t<decltype(field)>>, std::vector<double>>;
   });
   return scalar;
 }
@@ -316,7 +316,8 @@ std::vector<ScanAxis> read_scan(const toml::table& scan, const Config& base, std
   for (const auto& [key, node] : entries) {
     const std::string path = "scan." + key;
     if (!is_known_key(key) || std::find(kExtraKeys.begin(), kExtraKeys.end(), key) != kExtraKeys.end())
-      invalid_argument(kWhere, path, ": '", key, "' is not a configuration key", suggestion(key, known_keys()), src.at(*node));
+      invalid_argument(kWhere, path, ": '", key, "' is not a configuration key", suggestion(key, known_keys()),
+                       src.at(*node));
     if (!is_scalar_field(key))
       invalid_argument(kWhere, path, ": only single-valued keys can be scanned", src.at(*node));
     const auto array = node->as_array();
@@ -401,13 +402,16 @@ Recipe parse_recipe(std::string_view text, std::string_view source_name) {
     if (std::find(sections.begin(), sections.end(), key) == sections.end()) {
       std::vector<std::string> candidates = known_keys();
       candidates.insert(candidates.end(), sections.begin(), sections.end());
-      invalid_argument(kWhere, key, ": unknown ", node.is_table() ? "section" : "key", suggestion(key, candidates), src.at(node));
+      invalid_argument(kWhere, key, ": unknown ", node.is_table() ? "section" : "key", suggestion(key, candidates),
+                       src.at(node));
     }
-    if (!node.is_table()) invalid_argument(kWhere, key, ": expected a [", key, "] section, got ", type_name(node), src.at(node));
+    if (!node.is_table())
+      invalid_argument(kWhere, key, ": expected a [", key, "] section, got ", type_name(node), src.at(node));
     if (key == "scan" || key == "ensemble") continue;
     for (const auto& [name, value] : *node.as_table()) {
       const std::string full = key + "." + std::string(name.str());
-      if (!is_known_key(full)) invalid_argument(kWhere, full, ": unknown key", suggestion(full, known_keys()), src.at(value));
+      if (!is_known_key(full))
+        invalid_argument(kWhere, full, ": unknown key", suggestion(full, known_keys()), src.at(value));
     }
   }
 
@@ -417,9 +421,12 @@ Recipe parse_recipe(std::string_view text, std::string_view source_name) {
   std::string betas_unit(kDefaultBetasUnit);
   if (const auto* node = find(root, "fibre", "betas_unit")) {
     const auto s = node->as_string();
-    if (!s) invalid_argument(kWhere, "fibre.betas_unit: expected a string such as \"ps^k/m\", got ", type_name(*node), src.at(*node));
+    if (!s)
+      invalid_argument(kWhere, "fibre.betas_unit: expected a string such as \"ps^k/m\", got ", type_name(*node),
+                       src.at(*node));
     if (s->get().find("^k") == std::string::npos)
-      invalid_argument(kWhere, "fibre.betas_unit: '", s->get(), "' must be <time>^k/<length>, e.g. \"ps^k/m\"", src.at(*node));
+      invalid_argument(kWhere, "fibre.betas_unit: '", s->get(), "' must be <time>^k/<length>, e.g. \"ps^k/m\"",
+                       src.at(*node));
     io::parse_unit(s->get(), Quantity::dispersion, 2, "fibre.betas_unit");
     betas_unit = s->get();
   }

@@ -12,8 +12,7 @@
 
 namespace lockstep::prop::io {
 
-template <class Member>
-using Named = std::pair<std::string_view, Member>;
+template <class Member> using Named = std::pair<std::string_view, Member>;
 
 inline constexpr std::array<Named<std::vector<double> Statistics::*>, 7> kStatisticsFields{{
     {"z", &Statistics::z},

@@ -90,8 +90,7 @@ class Writer {
     attribute(set, "unit", unit);
   }
 
-  template <class T>
-  void scalar(const Id& group, const char* name, T value) {
+  template <class T> void scalar(const Id& group, const char* name, T value) {
     const bool integer = std::is_integral_v<T>;
     Id space(H5Screate(H5S_SCALAR), H5Sclose);
     Id set = dataset(group, name, Id(H5Tcopy(integer ? H5T_STD_I64LE : H5T_IEEE_F64LE), H5Tclose), space);
@@ -115,9 +114,9 @@ class Writer {
   }
 
  private:
-  template <class... Parts>
-  static void check(long long status, Parts&&... what) {
-    if (status < 0) runtime_failure(kWhere, "HDF5 failed ", std::forward<Parts>(what)..., ": ", io::h5::take_error_stack());
+  template <class... Parts> static void check(long long status, Parts&&... what) {
+    if (status < 0)
+      runtime_failure(kWhere, "HDF5 failed ", std::forward<Parts>(what)..., ": ", io::h5::take_error_stack());
   }
 
   Id dataset(const Id& group, const char* name, const Id& type, const Id& space) {
@@ -143,7 +142,8 @@ std::vector<Complex> time_domain(const Planes& planes, std::int64_t n) {
   std::vector<Complex> out(planes.field_w.size() * size);
   if (planes.field_w.empty()) return out;
   SpectralTransform transform(n);
-  for (std::size_t p = 0; p < planes.field_w.size(); ++p) transform.to_time(planes.field_w[p].data(), out.data() + p * size);
+  for (std::size_t p = 0; p < planes.field_w.size(); ++p)
+    transform.to_time(planes.field_w[p].data(), out.data() + p * size);
   return out;
 }
 
@@ -155,7 +155,8 @@ void check_consistent(const ResultData& data, std::int64_t n) {
       invalid_argument(kWhere, "statistics.", name, " has ", (stats.*member).size(), " rows, statistics.z has ",
                        stats.z.size());
   if (data.planes.z.size() != data.planes.field_w.size())
-    invalid_argument(kWhere, "planes.z has ", data.planes.z.size(), " planes, planes.field_w ", data.planes.field_w.size());
+    invalid_argument(kWhere, "planes.z has ", data.planes.z.size(), " planes, planes.field_w ",
+                     data.planes.field_w.size());
   for (std::size_t p = 0; p < data.planes.field_w.size(); ++p)
     if (data.planes.field_w[p].size() != size)
       invalid_argument(kWhere, "planes.field_w[", p, "] has ", data.planes.field_w[p].size(), " points, the grid ", n);
@@ -181,8 +182,7 @@ class Reader {
     if (!file_.valid()) bad("not a readable HDF5 file: ", io::h5::take_error_stack());
   }
 
-  template <class... Parts>
-  [[noreturn]] void bad(Parts&&... parts) const {
+  template <class... Parts> [[noreturn]] void bad(Parts&&... parts) const {
     invalid_argument(kWhere, source_, ": ", std::forward<Parts>(parts)...);
   }
 
@@ -241,8 +241,7 @@ class Reader {
     expect_dims(set, path, dims);
   }
 
-  template <class T>
-  T scalar(const Id& group, const char* path) const {
+  template <class T> T scalar(const Id& group, const char* path) const {
     constexpr bool integer = std::is_integral_v<T>;
     Id set = dataset(group, path);
     require_class(set, path, integer ? H5T_INTEGER : H5T_FLOAT, integer ? "int64" : "float64");
@@ -382,7 +381,9 @@ void write_result(const std::filesystem::path& path, const ResultData& data) {
 
 std::vector<std::filesystem::path> roll_forward_staged(const std::vector<std::filesystem::path>& files) {
   std::error_code ec;
-  const auto staged_exists = [&](const std::filesystem::path& f) { return std::filesystem::exists(staged_path(f), ec); };
+  const auto staged_exists = [&](const std::filesystem::path& f) {
+    return std::filesystem::exists(staged_path(f), ec);
+  };
   if (std::none_of(files.begin(), files.end(), staged_exists)) return {};  // the usual case: nothing to read twice
   // Where a file stands (accepted steps, z) and the configuration it runs: all a decision needs
   // of a file, so that no file is read twice or held whole.
@@ -392,7 +393,9 @@ std::vector<std::filesystem::path> roll_forward_staged(const std::vector<std::fi
     std::string config;
     bool same_place(const Position& o) const { return steps == o.steps && z == o.z; }
   };
-  const auto position = [](const ResultData& d) { return Position{d.ledger.accepted_steps, d.ledger.z, config_hash(d.config)}; };
+  const auto position = [](const ResultData& d) {
+    return Position{d.ledger.accepted_steps, d.ledger.z, config_hash(d.config)};
+  };
   std::vector<Position> committed;
   std::vector<std::optional<Position>> staged(files.size());
   for (std::size_t k = 0; k < files.size(); ++k) {
@@ -452,7 +455,8 @@ ResultData read_result(const std::filesystem::path& path) {
   data.planes.field_w.assign(planes, std::vector<Complex>(size));
   for (std::size_t i = 0; i < planes; ++i)
     for (std::int64_t k = 0; k < grid.size(); ++k)
-      data.planes.field_w[i][static_cast<std::size_t>(grid.ascending_to_fft(k))] = ascending[i * size + static_cast<std::size_t>(k)];
+      data.planes.field_w[i][static_cast<std::size_t>(grid.ascending_to_fft(k))] =
+          ascending[i * size + static_cast<std::size_t>(k)];
 
   const Id s = r.group("stats");
   const hsize_t rows = r.length(s, "z");
@@ -460,8 +464,10 @@ ResultData read_result(const std::filesystem::path& path) {
     data.statistics.*member = r.reals(s, std::string(name).c_str(), {rows});
 
   const Id l = r.group("ledger");
-  for (const auto& [name, member] : io::kLedgerCounters) data.ledger.*member = r.scalar<std::int64_t>(l, std::string(name).c_str());
-  for (const auto& [name, member] : io::kLedgerReals) data.ledger.*member = r.scalar<double>(l, std::string(name).c_str());
+  for (const auto& [name, member] : io::kLedgerCounters)
+    data.ledger.*member = r.scalar<std::int64_t>(l, std::string(name).c_str());
+  for (const auto& [name, member] : io::kLedgerReals)
+    data.ledger.*member = r.scalar<double>(l, std::string(name).c_str());
 
   const Id st = r.group("state");
   data.field_w = r.complexes(st, "field_w", {size});

@@ -16,8 +16,8 @@ constexpr std::string_view kMagic = "lockstep.prop result file\n";
 }  // namespace
 
 std::array<std::uint8_t, kSealSize> seal(std::span<const std::uint8_t> hdf5_image) {
-  const std::string header = std::string(kMagic) + "sha256 " + sha256_hex(hdf5_image) + "\nbytes " +
-                             std::to_string(hdf5_image.size()) + "\n";
+  const std::string header =
+      std::string(kMagic) + "sha256 " + sha256_hex(hdf5_image) + "\nbytes " + std::to_string(hdf5_image.size()) + "\n";
   std::array<std::uint8_t, kSealSize> out{};
   std::copy(header.begin(), header.end(), out.begin());
   return out;
@@ -39,7 +39,8 @@ std::span<const std::uint8_t> unseal(std::span<const std::uint8_t> file, std::st
   const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), length);
   const std::size_t header_end = static_cast<std::size_t>(end - text.data());
   if (ec != std::errc{} || header_end >= text.size() || text[header_end] != '\n' ||
-      !std::all_of(text.begin() + static_cast<std::ptrdiff_t>(header_end) + 1, text.end(), [](char c) { return c == 0; }))
+      !std::all_of(text.begin() + static_cast<std::ptrdiff_t>(header_end) + 1, text.end(),
+                   [](char c) { return c == 0; }))
     invalid_argument(where, source, ": damaged header (truncated or altered file)");
   if (file.size() < kSealSize || file.size() - kSealSize != length)
     invalid_argument(where, source, ": has ", file.size(), " bytes, its header says ", kSealSize + length,

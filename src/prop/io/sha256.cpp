@@ -69,7 +69,7 @@ void compress_reference(std::array<std::uint32_t, 8>& state, const std::uint8_t*
 /// vectors ABEF and CDGH; sha256rnds2 does two rounds, sha256msg1/msg2 the message schedule
 /// four words at a time: W[4i..4i+3] = msg2(msg1(W_{i−4}, W_{i−3}) + (W[4i−7..4i−4]), W_{i−1}).
 __attribute__((target("sha,sse4.1"))) void compress_sha_x86(std::array<std::uint32_t, 8>& state,
-                                                              const std::uint8_t* block) {
+                                                            const std::uint8_t* block) {
   const __m128i byte_swap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
   __m128i dcba = _mm_loadu_si128(reinterpret_cast<const __m128i*>(state.data()));
   __m128i hgfe = _mm_loadu_si128(reinterpret_cast<const __m128i*>(state.data() + 4));
@@ -83,7 +83,8 @@ __attribute__((target("sha,sse4.1"))) void compress_sha_x86(std::array<std::uint
     if (i < 4) {
       w[i] = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 16 * i)), byte_swap);
     } else {
-      const __m128i sum = _mm_add_epi32(_mm_sha256msg1_epu32(w[i - 4], w[i - 3]), _mm_alignr_epi8(w[i - 1], w[i - 2], 4));
+      const __m128i sum =
+          _mm_add_epi32(_mm_sha256msg1_epu32(w[i - 4], w[i - 3]), _mm_alignr_epi8(w[i - 1], w[i - 2], 4));
       w[i] = _mm_sha256msg2_epu32(sum, w[i - 1]);
     }
     __m128i message = _mm_add_epi32(w[i], _mm_loadu_si128(reinterpret_cast<const __m128i*>(kRound.data() + 4 * i)));
@@ -109,7 +110,7 @@ bool Sha256::hardware_available() {
   static const bool available = [] {
     unsigned a, b, c, d;
     const bool sha = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 29));  // CPUID.7.0:EBX.SHA
-    const bool sse41 = __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 19));       // CPUID.1:ECX.SSE4.1
+    const bool sse41 = __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 19));         // CPUID.1:ECX.SSE4.1
     return sha && sse41;
   }();
   return available;

@@ -19,14 +19,12 @@ namespace {
 constexpr const char* kWhere = "prop.recipe";
 
 using Prefixed = std::pair<std::string_view, int>;  // unit name, decimal exponent
-constexpr std::array<Prefixed, 7> kTimeUnits{{{"s", 0}, {"ms", -3}, {"us", -6}, {"ns", -9},
-                                              {"ps", -12}, {"fs", -15}, {"as", -18}}};
-constexpr std::array<Prefixed, 6> kLengthUnits{{{"m", 0}, {"km", 3}, {"cm", -2}, {"mm", -3},
-                                                {"um", -6}, {"nm", -9}}};
+constexpr std::array<Prefixed, 7> kTimeUnits{
+    {{"s", 0}, {"ms", -3}, {"us", -6}, {"ns", -9}, {"ps", -12}, {"fs", -15}, {"as", -18}}};
+constexpr std::array<Prefixed, 6> kLengthUnits{{{"m", 0}, {"km", 3}, {"cm", -2}, {"mm", -3}, {"um", -6}, {"nm", -9}}};
 constexpr std::array<Prefixed, 5> kPowerUnits{{{"W", 0}, {"mW", -3}, {"kW", 3}, {"MW", 6}, {"GW", 9}}};
 
-template <std::size_t N>
-std::optional<int> lookup(const std::array<Prefixed, N>& table, std::string_view name) {
+template <std::size_t N> std::optional<int> lookup(const std::array<Prefixed, N>& table, std::string_view name) {
   for (const auto& [unit, exponent] : table)
     if (unit == name) return exponent;
   return std::nullopt;
@@ -190,9 +188,7 @@ Unit parse_unit(std::string_view unit, Quantity q, int order, std::string_view k
 }
 
 double scale_decimal(std::string_view number, const Unit& unit, std::string_view key) {
-  const auto bad = [&](std::string_view why) {
-    invalid_argument(kWhere, key, ": '", number, "' is not ", why);
-  };
+  const auto bad = [&](std::string_view why) { invalid_argument(kWhere, key, ": '", number, "' is not ", why); };
   // A plain decimal: [sign] digits [. digits] [e [sign] digits]. from_chars alone would also
   // accept "inf" and "nan".
   std::size_t i = 0, digits = 0;

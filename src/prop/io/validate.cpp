@@ -18,8 +18,7 @@ namespace {
 
 constexpr const char* kWhere = "prop.recipe";
 
-template <class... Parts>
-void require(bool ok, std::string_view key, Parts&&... parts) {
+template <class... Parts> void require(bool ok, std::string_view key, Parts&&... parts) {
   if (!ok) invalid_argument(kWhere, key, ": ", std::forward<Parts>(parts)...);
 }
 
@@ -30,8 +29,8 @@ void require_ascending(const std::vector<double>& values, std::string_view key) 
             ") follows ", values[i - 1]);
 }
 
-void require_table(const std::vector<double>& omega, const std::vector<double>& values,
-                   std::string_view omega_key, std::string_view values_key) {
+void require_table(const std::vector<double>& omega, const std::vector<double>& values, std::string_view omega_key,
+                   std::string_view values_key) {
   require(omega.size() == values.size(), values_key, "has ", values.size(), " values but ", omega_key, " has ",
           omega.size());
   require(omega.empty() || omega.size() >= 2, omega_key, "a table needs at least 2 points");
@@ -53,7 +52,8 @@ void validate_config(const Config& c) {
         require(std::isfinite(value[i]), std::string(field.key) + "[" + std::to_string(i) + "]", "must be finite, got ",
                 value[i]);
     } else if constexpr (std::is_enum_v<T>) {
-      require(!io::enum_name(value).empty(), field.key, "value ", static_cast<long long>(value), " is not a named choice");
+      require(!io::enum_name(value).empty(), field.key, "value ", static_cast<long long>(value),
+              " is not a named choice");
     }
   });
 
@@ -81,7 +81,8 @@ void validate_config(const Config& c) {
     require(f.loss_table_alpha[i] >= 0, "fibre.loss_table_alpha[" + std::to_string(i) + "]", "must be ≥ 0, got ",
             f.loss_table_alpha[i]);
   require(f.gamma >= 0, "fibre.gamma", "must be ≥ 0, got ", f.gamma, " /W/m");
-  require(f.raman_fraction >= 0 && f.raman_fraction <= 1, "fibre.raman_fraction", "must be in [0, 1], got ", f.raman_fraction);
+  require(f.raman_fraction >= 0 && f.raman_fraction <= 1, "fibre.raman_fraction", "must be in [0, 1], got ",
+          f.raman_fraction);
   require(f.raman_tau1 > 0, "fibre.raman_tau1", "must be > 0, got ", f.raman_tau1, " s");
   require(f.raman_tau2 > 0, "fibre.raman_tau2", "must be > 0, got ", f.raman_tau2, " s");
   require(f.raman_fb >= 0 && f.raman_fb <= 1, "fibre.raman_fb", "must be in [0, 1], got ", f.raman_fb);
@@ -101,9 +102,9 @@ void validate_config(const Config& c) {
     require(p.user_im.size() == p.user_time.size(), "pulse.user_im", "has ", p.user_im.size(),
             " values but pulse.user_time has ", p.user_time.size());
     require_ascending(p.user_time, "pulse.user_time");
-    require(p.user_time.front() >= -half_window && p.user_time.back() < half_window, "pulse.user_time",
-            "the field (", p.user_time.front(), " s to ", p.user_time.back(), " s) does not fit the time window [",
-            -half_window, " s, ", half_window, " s)");
+    require(p.user_time.front() >= -half_window && p.user_time.back() < half_window, "pulse.user_time", "the field (",
+            p.user_time.front(), " s to ", p.user_time.back(), " s) does not fit the time window [", -half_window,
+            " s, ", half_window, " s)");
   } else {
     require(p.user_time.empty() && p.user_re.empty() && p.user_im.empty(), "pulse.user_time",
             "a user field is given but pulse.shape is not \"user\"");

@@ -107,42 +107,45 @@ template <class Circ, class T> void forward_kernel(const Inputs<T>& in, T* out) 
   const bool contract = p.kind == Kind::contract;
   const int nt = threads_for(p);
   std::vector<hwy::AlignedFreeUniquePtr<T[]>> xs(nt), acc(nt);
-  parallel_for(tasks, [&](std::int64_t task, int th) {
-    const std::int64_t b0 = task * NB, nb = std::min(NB, p.B - b0);
-    if (!xs[th]) {
-      xs[th] = hwy::AllocateAligned<T>(p.I * NB);
-      if (contract) acc[th] = hwy::AllocateAligned<T>(p.O * NB);
-    }
-    T* xt = xs[th].get();
-    T* yt = contract ? acc[th].get() : nullptr;
-    load_transposed(in.x, p.I, b0, nb, xt);
-    if (contract) std::fill(yt, yt + p.O * NB, T(0));
-    HWY_ALIGN T lanes[N];
-    for (std::int64_t i = 0; i < p.I; ++i) {
-      Prep<hn::Vec<D>> pr[NV];
-      for (std::int64_t v = 0; v < NV; ++v) pr[v] = Circ::prep(d, hn::Load(d, xt + i * NB + v * N), p.reps);
-      for (std::int64_t oe = 0; oe < p.O_edges; ++oe) {
-        const T* rec = in.rec + (oe * p.I + i) * in.KC;
-        for (std::int64_t v = 0; v < NV && v * N < nb; ++v) {
-          const auto val = Circ::forward(d, rec, p.reps, pr[v], p.fast_measure);
-          if (!contract) {
-            hn::Store(val, d, lanes);
-            const std::int64_t bl = std::min(N, nb - v * N);
-            for (std::int64_t k = 0; k < bl; ++k) out[((b0 + v * N + k) * p.O_edges + oe) * p.I + i] = lanes[k];
-          } else if (p.O_edges == p.O) {
-            T* a = yt + oe * NB + v * N;
-            hn::Store(hn::MulAdd(hn::Set(d, in.W[oe * p.I + i]), val, hn::Load(d, a)), d, a);
-          } else {  // one circuit per (b, i) shared by every output o
-            for (std::int64_t o = 0; o < p.O; ++o) {
-              T* a = yt + o * NB + v * N;
-              hn::Store(hn::MulAdd(hn::Set(d, in.W[o * p.I + i]), val, hn::Load(d, a)), d, a);
+  parallel_for(
+      tasks,
+      [&](std::int64_t task, int th) {
+        const std::int64_t b0 = task * NB, nb = std::min(NB, p.B - b0);
+        if (!xs[th]) {
+          xs[th] = hwy::AllocateAligned<T>(p.I * NB);
+          if (contract) acc[th] = hwy::AllocateAligned<T>(p.O * NB);
+        }
+        T* xt = xs[th].get();
+        T* yt = contract ? acc[th].get() : nullptr;
+        load_transposed(in.x, p.I, b0, nb, xt);
+        if (contract) std::fill(yt, yt + p.O * NB, T(0));
+        HWY_ALIGN T lanes[N];
+        for (std::int64_t i = 0; i < p.I; ++i) {
+          Prep<hn::Vec<D>> pr[NV];
+          for (std::int64_t v = 0; v < NV; ++v) pr[v] = Circ::prep(d, hn::Load(d, xt + i * NB + v * N), p.reps);
+          for (std::int64_t oe = 0; oe < p.O_edges; ++oe) {
+            const T* rec = in.rec + (oe * p.I + i) * in.KC;
+            for (std::int64_t v = 0; v < NV && v * N < nb; ++v) {
+              const auto val = Circ::forward(d, rec, p.reps, pr[v], p.fast_measure);
+              if (!contract) {
+                hn::Store(val, d, lanes);
+                const std::int64_t bl = std::min(N, nb - v * N);
+                for (std::int64_t k = 0; k < bl; ++k) out[((b0 + v * N + k) * p.O_edges + oe) * p.I + i] = lanes[k];
+              } else if (p.O_edges == p.O) {
+                T* a = yt + oe * NB + v * N;
+                hn::Store(hn::MulAdd(hn::Set(d, in.W[oe * p.I + i]), val, hn::Load(d, a)), d, a);
+              } else {  // one circuit per (b, i) shared by every output o
+                for (std::int64_t o = 0; o < p.O; ++o) {
+                  T* a = yt + o * NB + v * N;
+                  hn::Store(hn::MulAdd(hn::Set(d, in.W[o * p.I + i]), val, hn::Load(d, a)), d, a);
+                }
+              }
             }
           }
         }
-      }
-    }
-    if (contract) store_transposed(yt, p.O, b0, nb, out);
-  }, nt);
+        if (contract) store_transposed(yt, p.O, b0, nb, out);
+      },
+      nt);
 }
 
 template <class T> struct BackwardOut {
@@ -170,62 +173,66 @@ void backward_kernel(const Inputs<T>& in, const T* gout, const BackwardOut<T>& w
     std::vector<double> slots, dW;
   };
   std::vector<Scratch> scr(nt);
-  parallel_for(tasks, [&](std::int64_t task, int th) {
-    const std::int64_t b0 = task * NB, nb = std::min(NB, p.B - b0);
-    Scratch& s = scr[th];
-    if (!s.xt) {
-      s.xt = hwy::AllocateAligned<T>(p.I * NB);
-      s.dxt = hwy::AllocateAligned<T>(p.I * NB);
-      if (contract) s.gt = hwy::AllocateAligned<T>(p.O * NB);
-      s.slots.assign(want.want_params ? edges * NS : 0, 0.0);
-      s.dW.assign(want.want_W ? p.O * p.I : 0, 0.0);
-    }
-    load_transposed(in.x, p.I, b0, nb, s.xt.get());
-    if (contract) load_transposed(gout, p.O, b0, nb, s.gt.get());
-    HWY_ALIGN T lanes[N];
-    constexpr int kMaxSlots = 3 + kFusedMaxReps * 4;
-    for (std::int64_t i = 0; i < p.I; ++i) {
-      Prep<V> pr[NV];
-      V dx[NV];
-      for (std::int64_t v = 0; v < NV; ++v) {
-        pr[v] = Circ::prep(d, hn::Load(d, s.xt.get() + i * NB + v * N), p.reps);
-        dx[v] = hn::Zero(d);
-      }
-      for (std::int64_t oe = 0; oe < p.O_edges; ++oe) {
-        const T* rec = in.rec + (oe * p.I + i) * in.KC;
-        V sl[kMaxSlots];
-        for (int k = 0; k < NS; ++k) sl[k] = hn::Zero(d);
-        for (std::int64_t v = 0; v < NV && v * N < nb; ++v) {
-          // The cotangent of this circuit: ∂post = gy[b, o]·W[o, i] summed over the outputs it feeds.
-          V g;
-          if (!contract) {
-            const std::int64_t bl = std::min(N, nb - v * N);
-            for (std::int64_t k = 0; k < N; ++k)
-              lanes[k] = k < bl ? gout[((b0 + v * N + k) * p.O_edges + oe) * p.I + i] : T(0);
-            g = hn::Load(d, lanes);
-          } else if (p.O_edges == p.O) {
-            g = hn::Mul(hn::Load(d, s.gt.get() + oe * NB + v * N), hn::Set(d, in.W[oe * p.I + i]));
-          } else {
-            g = hn::Zero(d);
-            for (std::int64_t o = 0; o < p.O; ++o)
-              g = hn::MulAdd(hn::Load(d, s.gt.get() + o * NB + v * N), hn::Set(d, in.W[o * p.I + i]), g);
-          }
-          const V val = Circ::backward(d, rec, p.reps, pr[v], p.fast_measure, g, sl, dx[v]);
-          if (want.want_W) {  // ∂W[o, i] = Σ_b gy[b, o]·post[b, o, i]
-            const std::int64_t o_lo = p.O_edges == p.O ? oe : 0, o_hi = p.O_edges == p.O ? oe + 1 : p.O;
-            for (std::int64_t o = o_lo; o < o_hi; ++o)
-              s.dW[o * p.I + i] += hn::GetLane(hn::SumOfLanes(d, hn::Mul(hn::Load(d, s.gt.get() + o * NB + v * N), val)));
-          }
+  parallel_for(
+      tasks,
+      [&](std::int64_t task, int th) {
+        const std::int64_t b0 = task * NB, nb = std::min(NB, p.B - b0);
+        Scratch& s = scr[th];
+        if (!s.xt) {
+          s.xt = hwy::AllocateAligned<T>(p.I * NB);
+          s.dxt = hwy::AllocateAligned<T>(p.I * NB);
+          if (contract) s.gt = hwy::AllocateAligned<T>(p.O * NB);
+          s.slots.assign(want.want_params ? edges * NS : 0, 0.0);
+          s.dW.assign(want.want_W ? p.O * p.I : 0, 0.0);
         }
-        if (want.want_params) {
-          double* dst = s.slots.data() + (oe * p.I + i) * NS;
-          for (int k = 0; k < NS; ++k) dst[k] += hn::GetLane(hn::SumOfLanes(d, sl[k]));
+        load_transposed(in.x, p.I, b0, nb, s.xt.get());
+        if (contract) load_transposed(gout, p.O, b0, nb, s.gt.get());
+        HWY_ALIGN T lanes[N];
+        constexpr int kMaxSlots = 3 + kFusedMaxReps * 4;
+        for (std::int64_t i = 0; i < p.I; ++i) {
+          Prep<V> pr[NV];
+          V dx[NV];
+          for (std::int64_t v = 0; v < NV; ++v) {
+            pr[v] = Circ::prep(d, hn::Load(d, s.xt.get() + i * NB + v * N), p.reps);
+            dx[v] = hn::Zero(d);
+          }
+          for (std::int64_t oe = 0; oe < p.O_edges; ++oe) {
+            const T* rec = in.rec + (oe * p.I + i) * in.KC;
+            V sl[kMaxSlots];
+            for (int k = 0; k < NS; ++k) sl[k] = hn::Zero(d);
+            for (std::int64_t v = 0; v < NV && v * N < nb; ++v) {
+              // The cotangent of this circuit: ∂post = gy[b, o]·W[o, i] summed over the outputs it feeds.
+              V g;
+              if (!contract) {
+                const std::int64_t bl = std::min(N, nb - v * N);
+                for (std::int64_t k = 0; k < N; ++k)
+                  lanes[k] = k < bl ? gout[((b0 + v * N + k) * p.O_edges + oe) * p.I + i] : T(0);
+                g = hn::Load(d, lanes);
+              } else if (p.O_edges == p.O) {
+                g = hn::Mul(hn::Load(d, s.gt.get() + oe * NB + v * N), hn::Set(d, in.W[oe * p.I + i]));
+              } else {
+                g = hn::Zero(d);
+                for (std::int64_t o = 0; o < p.O; ++o)
+                  g = hn::MulAdd(hn::Load(d, s.gt.get() + o * NB + v * N), hn::Set(d, in.W[o * p.I + i]), g);
+              }
+              const V val = Circ::backward(d, rec, p.reps, pr[v], p.fast_measure, g, sl, dx[v]);
+              if (want.want_W) {  // ∂W[o, i] = Σ_b gy[b, o]·post[b, o, i]
+                const std::int64_t o_lo = p.O_edges == p.O ? oe : 0, o_hi = p.O_edges == p.O ? oe + 1 : p.O;
+                for (std::int64_t o = o_lo; o < o_hi; ++o)
+                  s.dW[o * p.I + i] +=
+                      hn::GetLane(hn::SumOfLanes(d, hn::Mul(hn::Load(d, s.gt.get() + o * NB + v * N), val)));
+              }
+            }
+            if (want.want_params) {
+              double* dst = s.slots.data() + (oe * p.I + i) * NS;
+              for (int k = 0; k < NS; ++k) dst[k] += hn::GetLane(hn::SumOfLanes(d, sl[k]));
+            }
+          }
+          for (std::int64_t v = 0; v < NV; ++v) hn::Store(dx[v], d, s.dxt.get() + i * NB + v * N);
         }
-      }
-      for (std::int64_t v = 0; v < NV; ++v) hn::Store(dx[v], d, s.dxt.get() + i * NB + v * N);
-    }
-    if (want.dx) store_transposed(s.dxt.get(), p.I, b0, nb, want.dx);
-  }, nt);
+        if (want.dx) store_transposed(s.dxt.get(), p.I, b0, nb, want.dx);
+      },
+      nt);
   slots_out.assign(want.want_params ? edges * NS : 0, 0.0);
   dW_out.assign(want.want_W ? p.O * p.I : 0, 0.0);
   for (const Scratch& s : scr) {
@@ -237,20 +244,26 @@ void backward_kernel(const Inputs<T>& in, const T* gout, const BackwardOut<T>& w
 // ---------------------------------------------------------------------------------------------
 // The one dispatch point from run-time (ansatz, encoding, dtype) to the templates.
 
-template <class T, template <Ansatz, bool> class Fn, class... Args> void with_circuit(const Problem& p, Args&&... args) {
+template <class T, template <Ansatz, bool> class Fn, class... Args>
+void with_circuit(const Problem& p, Args&&... args) {
   const bool e = p.encoding;
   switch (p.ansatz) {
-    case Ansatz::pz: return e ? Fn<Ansatz::pz, true>::template run<T>(args...) : Fn<Ansatz::pz, false>::template run<T>(args...);
+    case Ansatz::pz:
+      return e ? Fn<Ansatz::pz, true>::template run<T>(args...) : Fn<Ansatz::pz, false>::template run<T>(args...);
     case Ansatz::rpz: return Fn<Ansatz::rpz, true>::template run<T>(args...);
     case Ansatz::px: return Fn<Ansatz::px, true>::template run<T>(args...);
-    case Ansatz::mix: return e ? Fn<Ansatz::mix, true>::template run<T>(args...) : Fn<Ansatz::mix, false>::template run<T>(args...);
-    case Ansatz::real: return e ? Fn<Ansatz::real, true>::template run<T>(args...) : Fn<Ansatz::real, false>::template run<T>(args...);
+    case Ansatz::mix:
+      return e ? Fn<Ansatz::mix, true>::template run<T>(args...) : Fn<Ansatz::mix, false>::template run<T>(args...);
+    case Ansatz::real:
+      return e ? Fn<Ansatz::real, true>::template run<T>(args...) : Fn<Ansatz::real, false>::template run<T>(args...);
   }
   throw std::invalid_argument("[qkan.fused] unknown ansatz");
 }
 
 template <Ansatz A, bool Enc> struct Forward {
-  template <class T> static void run(const Inputs<T>& in, void* out) { forward_kernel<CircuitOf<A, Enc>, T>(in, static_cast<T*>(out)); }
+  template <class T> static void run(const Inputs<T>& in, void* out) {
+    forward_kernel<CircuitOf<A, Enc>, T>(in, static_cast<T*>(out));
+  }
 };
 template <Ansatz A, bool Enc> struct Backward {
   template <class T>
@@ -297,7 +310,9 @@ HWY_EXPORT(FusedBackward);
 HWY_EXPORT(TargetName);
 
 void fused_forward(const Problem& p, void* out) { HWY_DYNAMIC_DISPATCH(FusedForward)(p, out); }
-void fused_backward(const Problem& p, const void* gout, const GradPtrs& g) { HWY_DYNAMIC_DISPATCH(FusedBackward)(p, gout, g); }
+void fused_backward(const Problem& p, const void* gout, const GradPtrs& g) {
+  HWY_DYNAMIC_DISPATCH(FusedBackward)(p, gout, g);
+}
 const char* fused_target() { return HWY_DYNAMIC_DISPATCH(TargetName)(); }
 const char* fused_unsupported(const Problem& p) {
   if (p.reps > kFusedMaxReps) return "the fused kernels implement reps <= 16";

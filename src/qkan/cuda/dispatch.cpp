@@ -31,7 +31,8 @@ BackwardSplit backward_split(const Problem& p) {
   const std::int64_t sm = multiprocessors();
   if (p.kind == Kind::contract && p.O_edges > 1) {
     const std::size_t vb = size_of(p.dtype);
-    const int KC = edge_record_size(p.ansatz, p.reps), NP = edge_sum_count(edge_slot_count(p.ansatz, p.reps, p.encoding), p.layer);
+    const int KC = edge_record_size(p.ansatz, p.reps),
+              NP = edge_sum_count(edge_slot_count(p.ansatz, p.reps, p.encoding), p.layer);
     for (int k = int(std::size(kRowLanes)) - 1; k >= 0; --k) {
       const int RL = kRowLanes[k];
       const std::int64_t blocks = ((p.B + row_block(RL) - 1) / row_block(RL)) * ((p.I + kWarps - 1) / kWarps);
@@ -74,8 +75,10 @@ void with_kernel(const Problem& p, Args&&... args) {
     case Ansatz::pz: return p.encoding ? by_type(ansatz_c<Ansatz::pz>{}, On{}) : by_type(ansatz_c<Ansatz::pz>{}, Off{});
     case Ansatz::rpz: return by_type(ansatz_c<Ansatz::rpz>{}, On{});
     case Ansatz::px: return by_type(ansatz_c<Ansatz::px>{}, On{});
-    case Ansatz::mix: return p.encoding ? by_type(ansatz_c<Ansatz::mix>{}, On{}) : by_type(ansatz_c<Ansatz::mix>{}, Off{});
-    case Ansatz::real: return p.encoding ? by_type(ansatz_c<Ansatz::real>{}, On{}) : by_type(ansatz_c<Ansatz::real>{}, Off{});
+    case Ansatz::mix:
+      return p.encoding ? by_type(ansatz_c<Ansatz::mix>{}, On{}) : by_type(ansatz_c<Ansatz::mix>{}, Off{});
+    case Ansatz::real:
+      return p.encoding ? by_type(ansatz_c<Ansatz::real>{}, On{}) : by_type(ansatz_c<Ansatz::real>{}, Off{});
   }
   invalid_argument("qkan.cuda", "unknown ansatz; supported: pz, rpz, px, mix, real");
 }

@@ -93,8 +93,8 @@ template <Ansatz A, int L> struct Fourier {
 /// layers, whose latency the longer record build would add to); else the rotation chain. The
 /// one choice of form; the plain forward and the backwards run the chain.
 template <Ansatz A, bool Enc, int RC, bool Sliced>
-using ContractCircuit =
-    std::conditional_t<(has_fourier_form(A, Enc) && RC > 0 && !Sliced), Fourier<A, (RC > 0 ? RC : 1)>, CircuitOf<A, Enc>>;
+using ContractCircuit = std::conditional_t<(has_fourier_form(A, Enc) && RC > 0 && !Sliced),
+                                           Fourier<A, (RC > 0 ? RC : 1)>, CircuitOf<A, Enc>>;
 template <class Circ> constexpr bool is_fourier = false;
 template <Ansatz A, int L> constexpr bool is_fourier<Fourier<A, L>> = true;
 /// Record values per edge of the circuit form Circ, given the chain's (Args::KC).
@@ -143,9 +143,7 @@ template <class T> Args<T> args_of(const Problem& p) {
 /// The weights of edge (o, i) in y: the contraction weight W, and for a layer (Problem::layer)
 /// W = pw·mask with the postact bias pb and the base weight Wb = bw·mask; a plain contraction
 /// has pb = Wb = 0.
-template <class T> struct EdgeWeights {
-  T W, pb, Wb;
-};
+template <class T> struct EdgeWeights { T W, pb, Wb; };
 template <class T>
 __device__ __forceinline__ EdgeWeights<T> edge_weights(const Args<T>& a, std::int64_t o, std::int64_t i) {
   const std::int64_t k = o * a.I + i;
@@ -158,7 +156,9 @@ template <class T> __device__ __forceinline__ T silu(T x) {
   T unused;
   return activate_value<Activation::silu, false>(x, unused);
 }
-template <class T> __device__ __forceinline__ T silu(T x, T& slope) { return activate_value<Activation::silu, true>(x, slope); }
+template <class T> __device__ __forceinline__ T silu(T x, T& slope) {
+  return activate_value<Activation::silu, true>(x, slope);
+}
 
 /// Writes the rotation-chain record (edge_math.hpp) of edge (o, i) at `reps` into dst.
 template <Ansatz A, class T>
@@ -166,15 +166,15 @@ __device__ __forceinline__ void build_chain_record(const Args<T>& a, int reps, s
   const T* th = a.theta + a.theta_layout.row(o, i) * a.R * a.K;
   const std::int64_t prow = a.encoding ? a.pre_layout.row(o, i) * a.reps : 0;
   build_record<T>(
-      A, reps, a.encoding, [&](int row, int col) { return th[row * a.K + col]; },
-      [&](int l) { return a.w[prow + l]; }, [&](int l) { return a.c[prow + l]; }, dst);
+      A, reps, a.encoding, [&](int row, int col) { return th[row * a.K + col]; }, [&](int l) { return a.w[prow + l]; },
+      [&](int l) { return a.c[prow + l]; }, dst);
 }
 
 /// Builds the records of edges (o_edge0 + e, i0 + il), e < n_edges, il < n_i, into
 /// rec + (e·n_i + il)·stride.
 template <Ansatz A, class T>
-__device__ void build_records(const Args<T>& a, std::int64_t o_edge0, int n_edges, std::int64_t i0, int n_i,
-                              int stride, T* rec) {
+__device__ void build_records(const Args<T>& a, std::int64_t o_edge0, int n_edges, std::int64_t i0, int n_i, int stride,
+                              T* rec) {
   for (int k = threadIdx.x; k < n_edges * n_i; k += blockDim.x) {
     const int e = k / n_i, il = k % n_i;
     const std::int64_t i = i0 + il;
@@ -235,7 +235,7 @@ __global__ void __launch_bounds__(kThreads) solve_forward_kernel(Args<T> a, T* o
 // With O' = 1 (g == I) one circuit per (b, i) feeds every output. A small layer of more than
 // 16 inputs splits them over grid.z instead of inside the block (`ips` inputs per z slice; the
 // launcher says why); the z slices then add their partial sums into a zeroed y atomically.
-constexpr int EO = 16;  ///< most outputs per block (y accumulators per thread)
+constexpr int EO = 16;                                        ///< most outputs per block (y accumulators per thread)
 template <class T> constexpr int kVec = 16 / int(sizeof(T));  ///< values per 16-byte load
 /// Slots per edge in the contracted forward's shared memory: the record, W, pb, Wb, padded to
 /// 16 bytes.
@@ -251,7 +251,8 @@ template <int N, class T> __device__ __forceinline__ void load_record(const T* s
 /// Sliced: S (a run-time argument, 1 otherwise) input slices in the block. Not sliced, the S = 1
 /// kernel compiles as if the slices were not there (at large shapes the loop's registers count).
 template <Ansatz A, bool Enc, class T, int RC, bool Sliced>
-__global__ void __launch_bounds__(kThreads) contract_forward_kernel(Args<T> a, T* y, int n_out, int ic, int ips, int s_arg) {
+__global__ void __launch_bounds__(kThreads)
+    contract_forward_kernel(Args<T> a, T* y, int n_out, int ic, int ips, int s_arg) {
   using Circ = ContractCircuit<A, Enc, RC, Sliced>;
   constexpr int KC = RC > 0 ? record_size_of<Circ>(edge_record_size(A, RC)) : 0;
   constexpr int KS = RC > 0 ? padded<T>(KC) : 0;
@@ -302,7 +303,7 @@ __global__ void __launch_bounds__(kThreads) contract_forward_kernel(Args<T> a, T
       const auto pr = Circ::prep(d, xv, reps);
       const T* rl = rec + il * EO * ks;
       // The circuit of the record at src, its weights (W, pb, Wb) into wt.
-      auto eval_m = [&](const T* src, T (&wt)[3], bool fast) {
+      auto eval_m = [&](const T* src, T(&wt)[3], bool fast) {
         if constexpr (RC > 0) {
           T r[KS];
           load_record(src, r);
@@ -318,10 +319,10 @@ __global__ void __launch_bounds__(kThreads) contract_forward_kernel(Args<T> a, T
       // (fast_c a constant: the EO circuits then form one basic block).
       auto accumulate = [&](auto layer, auto fast_c) {
         constexpr bool L = decltype(layer)::value;
-        auto eval = [&](const T* src, T (&wt)[3]) { return eval_m(src, wt, bool(fast_c)); };
+        auto eval = [&](const T* src, T(&wt)[3]) { return eval_m(src, wt, bool(fast_c)); };
         T sx = T(0);
         if constexpr (L) sx = silu(xv);
-        auto add = [&](T& acc_e, T v, const T (&wt)[3]) {
+        auto add = [&](T& acc_e, T v, const T(&wt)[3]) {
           if constexpr (L) acc_e = std::fma(wt[0], v + wt[1], std::fma(wt[2], sx, acc_e));
           else acc_e = std::fma(wt[0], v, acc_e);
         };
@@ -439,8 +440,12 @@ __device__ void add_edge_grads(const Args<T>& a, const GradArgs<T>& g, int reps,
     fold_edge<T>(
         A, reps, a.encoding, sum, [&](int row, int col) { return a.theta[trow + row * a.K + col]; },
         g.dtheta != nullptr, [&](int row, int col, T v) { atomicAdd(g.dtheta + trow + row * a.K + col, v); },
-        [&](int l, T v) { if (g.dw) atomicAdd(g.dw + prow + l, v); },
-        [&](int l, T v) { if (g.dc) atomicAdd(g.dc + prow + l, v); });
+        [&](int l, T v) {
+          if (g.dw) atomicAdd(g.dw + prow + l, v);
+        },
+        [&](int l, T v) {
+          if (g.dc) atomicAdd(g.dc + prow + l, v);
+        });
   }
   if (weights && (g.dW || g.dpb || g.dbw))
     add_weight_grads(a, g, o, i, sum[NS], a.layer ? sum[NS + 1] : T(0), a.layer ? sum[NS + 2] : T(0));
@@ -458,17 +463,17 @@ template <Ansatz A, bool Enc, class T, int RC, Feed F>
 __global__ void __launch_bounds__(kThreads, 2) backward_kernel(Args<T> a, GradArgs<T> g, int EOB, int eps) {
   using Circ = CircuitOf<A, Enc>;
   constexpr bool kWeighted = F == Feed::contract || F == Feed::layer;  // per-edge W from the record tile
-  constexpr int kMaxNS = 3 + kFusedMaxReps * 4;                   // slots, any reps
-  constexpr int NSC = RC > 0 ? Circ::slot_count(RC) : kMaxNS;     // slots, compiled (registers)
+  constexpr int kMaxNS = 3 + kFusedMaxReps * 4;                        // slots, any reps
+  constexpr int NSC = RC > 0 ? Circ::slot_count(RC) : kMaxNS;          // slots, compiled (registers)
   const Scalar<T> d;
   const int reps = RC > 0 ? RC : a.reps;
   const int NS = a.NS, NP = edge_sum_count(a);
   const int KB = backward_record_stride(a.KC);
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  T* rec = reinterpret_cast<T*>(smem_raw);       // [EOB][32][KB]: record, W, pb, Wb
-  T* part = rec + EOB * kChunk * KB;             // [kWarps][EOB][NP][32]: slots, dW (, S, G)
-  T* gy_s = part + kWarps * EOB * kChunk * NP;   // [EOB][BB]: gy of the block's rows (contraction)
-  T* act_s = gy_s + BB * EOB;                    // layer: [2][BB][32]: silu(x), silu'(x)
+  T* rec = reinterpret_cast<T*>(smem_raw);      // [EOB][32][KB]: record, W, pb, Wb
+  T* part = rec + EOB * kChunk * KB;            // [kWarps][EOB][NP][32]: slots, dW (, S, G)
+  T* gy_s = part + kWarps * EOB * kChunk * NP;  // [EOB][BB]: gy of the block's rows (contraction)
+  T* act_s = gy_s + BB * EOB;                   // layer: [2][BB][32]: silu(x), silu'(x)
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const std::int64_t bb0 = blockIdx.x * std::int64_t(BB), b0 = bb0 + warp * TB;
   const std::int64_t i0 = blockIdx.y * std::int64_t(kChunk), i = i0 + lane;
@@ -505,7 +510,8 @@ __global__ void __launch_bounds__(kThreads, 2) backward_kernel(Args<T> a, GradAr
   }
   T post[F == Feed::shared ? TB : 1];  // Feed::shared: the one circuit's values, for ∂W
 
-  const std::int64_t oe_begin = blockIdx.z * std::int64_t(eps), oe_end = std::min<std::int64_t>(a.O_edges, oe_begin + eps);
+  const std::int64_t oe_begin = blockIdx.z * std::int64_t(eps),
+                     oe_end = std::min<std::int64_t>(a.O_edges, oe_begin + eps);
   for (std::int64_t oe0 = oe_begin; oe0 < oe_end; oe0 += EOB) {
     const int n_edges = int(std::min<std::int64_t>(EOB, oe_end - oe0));
     __syncthreads();  // the previous tile's records and partials are no longer read
@@ -559,8 +565,7 @@ __global__ void __launch_bounds__(kThreads, 2) backward_kernel(Args<T> a, GradAr
       if (want_sums) {
         T* dst = part + (warp * EOB + e) * NP * kChunk + lane;
         LOCKSTEP_UNROLL  // constant indices keep sl in registers
-        for (int k = 0; k < NSC; ++k)
-          if (k < NS) dst[k * kChunk] = sl[k];
+            for (int k = 0; k < NSC; ++k) if (k < NS) dst[k * kChunk] = sl[k];
         dst[NS * kChunk] = dWp;
         if (a.layer) dst[(NS + 1) * kChunk] = Sp, dst[(NS + 2) * kChunk] = Gp;
       }
@@ -594,13 +599,12 @@ __global__ void __launch_bounds__(kThreads, 2) backward_kernel(Args<T> a, GradAr
         add_weight_grads(a, g, o, i, dW, S, G);
       }
   }
-  if (g.dx && active)
-    LOCKSTEP_UNROLL
-    for (int t = 0; t < TB; ++t) {
-      if (b0 + t >= a.B) continue;
-      if (gridDim.z > 1) atomicAdd(g.dx + (b0 + t) * a.I + i, dx[t]);
-      else g.dx[(b0 + t) * a.I + i] = dx[t];
-    }
+  if (g.dx && active) LOCKSTEP_UNROLL
+  for (int t = 0; t < TB; ++t) {
+    if (b0 + t >= a.B) continue;
+    if (gridDim.z > 1) atomicAdd(g.dx + (b0 + t) * a.I + i, dx[t]);
+    else g.dx[(b0 + t) * a.I + i] = dx[t];
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -640,8 +644,8 @@ __global__ void __launch_bounds__(kThreads, 2) backward_rows_kernel(Args<T> a, G
   T* gy_s = reinterpret_cast<T*>(smem_raw);  // the layout of rows_shared_values
   const std::size_t warp_values = rows_warp_values(RL, sizeof(T), a.KC, NP);
   T* rec = gy_s + rows_gy_values(RL, sizeof(T)) + warp * warp_values;  // record, W, pb, Wb
-  T* part = rec + ET * KB;                                            // the lanes' partials
-  T* sums = part + NP * 33;                                           // the tile's edge sums
+  T* part = rec + ET * KB;                                             // the lanes' partials
+  T* sums = part + NP * 33;                                            // the tile's edge sums
   T* act_s = gy_s + rows_gy_values(RL, sizeof(T)) + kWarps * warp_values;
   auto act = [&](int t, int k) -> T& { return act_s[(k * RL + t) * kThreads + threadIdx.x]; };
 
@@ -668,7 +672,7 @@ __global__ void __launch_bounds__(kThreads, 2) backward_rows_kernel(Args<T> a, G
 
   for (std::int64_t o0 = 0; o0 < a.O; o0 += ET) {
     const int n_edges = int(std::min<std::int64_t>(ET, a.O - o0));
-    __syncthreads();  // every warp is done with the previous tile's gy
+    __syncthreads();                                            // every warp is done with the previous tile's gy
     for (int k = threadIdx.x; k < kRows * ET; k += kThreads) {  // along rows of gy
       const int row = k / ET, e = k % ET;
       const std::int64_t b = blockIdx.x * std::int64_t(kRows) + row;
@@ -710,17 +714,15 @@ __global__ void __launch_bounds__(kThreads, 2) backward_rows_kernel(Args<T> a, G
       with_measure<RC>(a.fast, rows);
       if (!want_sums) continue;
       LOCKSTEP_UNROLL  // constant indices keep sl in registers
-      for (int k = 0; k < NSC; ++k)
-        if (k < NS) part[k * 33 + lane] = sl[k];
+          for (int k = 0; k < NSC; ++k) if (k < NS) part[k * 33 + lane] = sl[k];
       part[NS * 33 + lane] = dWp;
       if constexpr (kLayer) part[(NS + 1) * 33 + lane] = Sp, part[(NS + 2) * 33 + lane] = Gp;
       __syncwarp();
       if (NP <= 16) {  // two lanes per value, 16 partials each, then one shuffle
         const int k = lane % 16, h = lane / 16;
         T acc = T(0);
-        if (k < NP)
-          LOCKSTEP_UNROLL
-          for (int l = 0; l < 16; ++l) acc += part[k * 33 + h * 16 + l];
+        if (k < NP) LOCKSTEP_UNROLL
+        for (int l = 0; l < 16; ++l) acc += part[k * 33 + h * 16 + l];
         acc += __shfl_xor_sync(0xffffffffu, acc, 16);
         if (h == 0 && k < NP) sums[e * NPs + k] = acc;
       } else {
@@ -736,10 +738,9 @@ __global__ void __launch_bounds__(kThreads, 2) backward_rows_kernel(Args<T> a, G
     if (!want_sums || lane >= n_edges) continue;
     add_edge_grads<A>(a, g, reps, o0 + lane, i, sums + lane * NPs, NS, true);
   }
-  if (g.dx && active)
-    LOCKSTEP_UNROLL
-    for (int t = 0; t < RL; ++t)
-      if (b0 + t * 32 < a.B) g.dx[(b0 + t * 32) * a.I + i] = dx[t];
+  if (g.dx && active) LOCKSTEP_UNROLL
+  for (int t = 0; t < RL; ++t)
+    if (b0 + t * 32 < a.B) g.dx[(b0 + t * 32) * a.I + i] = dx[t];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -760,7 +761,8 @@ template <Ansatz A, bool Enc, class T, int RC> void launch_forward(const Problem
   const Args<T> a = args_of<T>(p);
   if (!a.contract) {
     const std::size_t bytes = std::size_t(kEdgeRows) * kChunk * a.KCp * sizeof(T);
-    const dim3 grid(grid_dim((a.B + BB - 1) / BB, "the batch"), grid_dim((a.O_edges + kEdgeRows - 1) / kEdgeRows, "the outputs"));
+    const dim3 grid(grid_dim((a.B + BB - 1) / BB, "the batch"),
+                    grid_dim((a.O_edges + kEdgeRows - 1) / kEdgeRows, "the outputs"));
     if (grid.y > 65535) invalid_argument("qkan.cuda", "O = ", a.O_edges, " is more outputs than the grid holds");
     auto kernel = solve_forward_kernel<A, Enc, T, RC>;
     allow_shared(kernel, bytes);
@@ -778,7 +780,9 @@ template <Ansatz A, bool Enc, class T, int RC> void launch_forward(const Problem
   // zeroed y atomically.
   constexpr int kMinOut = 4, kMaxS = 8, kInBlockInputs = 16, kMinInputs = 2;
   const std::int64_t want_blocks = 2 * std::int64_t(multiprocessors());
-  auto blocks_for = [&](int n_out, int S) { return (a.B + kThreads / S - 1) / (kThreads / S) * ((a.O + n_out - 1) / n_out); };
+  auto blocks_for = [&](int n_out, int S) {
+    return (a.B + kThreads / S - 1) / (kThreads / S) * ((a.O + n_out - 1) / n_out);
+  };
   int n_out = EO, S = 1;
   while (n_out > kMinOut && blocks_for(n_out, S) < want_blocks) n_out /= 2;
   std::int64_t ips = a.I;
@@ -802,12 +806,14 @@ template <Ansatz A, bool Enc, class T, int RC> void launch_forward(const Problem
   ic = int(std::min<std::int64_t>(ic, ips));
   const std::size_t red_bytes = S > 1 ? std::size_t(S) * EO * (RB + 1) * sizeof(T) : 0;
   const std::size_t bytes = std::max(bytes_for(ic), red_bytes);
-  const dim3 grid(grid_dim((a.B + RB - 1) / RB, "the batch"), grid_dim((a.O + n_out - 1) / n_out, "the outputs"), unsigned(slices));
+  const dim3 grid(grid_dim((a.B + RB - 1) / RB, "the batch"), grid_dim((a.O + n_out - 1) / n_out, "the outputs"),
+                  unsigned(slices));
   if (grid.y > 65535) invalid_argument("qkan.cuda", "O = ", a.O, " is more outputs than the grid holds");
   if (slices > 1) cuda_zero(out, std::size_t(a.B * a.O) * sizeof(T), p.stream);  // the z slices add into y
   auto kernel = S > 1 ? contract_forward_kernel<A, Enc, T, RC, true> : contract_forward_kernel<A, Enc, T, RC, false>;
   allow_shared(kernel, bytes);
-  kernel<<<grid, kThreads, bytes, static_cast<cudaStream_t>(p.stream)>>>(a, static_cast<T*>(out), n_out, ic, int(ips), S);
+  kernel<<<grid, kThreads, bytes, static_cast<cudaStream_t>(p.stream)>>>(a, static_cast<T*>(out), n_out, ic, int(ips),
+                                                                         S);
   check(cudaGetLastError(), "launching the forward kernel");
 }
 
@@ -816,14 +822,15 @@ template <Ansatz A, bool Enc, class T, int RC> void launch_forward(const Problem
 template <Ansatz A, bool Enc, class T, int RC>
 void launch_backward(const Problem& p, const void* gout, const GradPtrs& gp, const BackwardSplit& split) {
   const Args<T> a = args_of<T>(p);
-  const GradArgs<T> g{static_cast<const T*>(gout), static_cast<T*>(gp.x),  static_cast<T*>(gp.theta),
-                      static_cast<T*>(gp.w),       static_cast<T*>(gp.c),  static_cast<T*>(gp.W),
+  const GradArgs<T> g{static_cast<const T*>(gout), static_cast<T*>(gp.x), static_cast<T*>(gp.theta),
+                      static_cast<T*>(gp.w),       static_cast<T*>(gp.c), static_cast<T*>(gp.W),
                       static_cast<T*>(gp.pb),      static_cast<T*>(gp.bw)};
   if (split.row_lanes > 0) {
     auto launch = [&](auto feed, auto lanes) {
       constexpr int RL = decltype(lanes)::value;
       const std::size_t bytes = rows_shared_values(RL, sizeof(T), a.KC, edge_sum_count(a), a.layer) * sizeof(T);
-      const dim3 grid(grid_dim((a.B + row_block(RL) - 1) / row_block(RL), "the batch"), grid_dim((a.I + kWarps - 1) / kWarps, "the inputs"));
+      const dim3 grid(grid_dim((a.B + row_block(RL) - 1) / row_block(RL), "the batch"),
+                      grid_dim((a.I + kWarps - 1) / kWarps, "the inputs"));
       if (grid.y > 65535) invalid_argument("qkan.cuda", "I = ", a.I, " is more inputs than the grid holds");
       auto kernel = backward_rows_kernel<A, Enc, T, RC, decltype(feed)::value, RL>;
       allow_shared(kernel, bytes);
@@ -845,7 +852,8 @@ void launch_backward(const Problem& p, const void* gout, const GradPtrs& gp, con
   const int NP = edge_sum_count(a);
   const std::size_t per_edge = (std::size_t(kChunk) * (backward_record_stride(a.KC) + kWarps * NP) + BB) * sizeof(T);
   const std::size_t fixed = a.layer ? std::size_t(BB) * kChunk * 2 * sizeof(T) : 0;  // silu, silu' per (b, i)
-  const int EOB = int(std::clamp<std::int64_t>(std::int64_t((110 * 1024 - fixed) / per_edge), 1, std::min<std::int64_t>(8, split.eps)));
+  const int EOB = int(
+      std::clamp<std::int64_t>(std::int64_t((110 * 1024 - fixed) / per_edge), 1, std::min<std::int64_t>(8, split.eps)));
   const std::size_t bytes = fixed + EOB * per_edge;
   if (bytes > kMaxSharedBytes) invalid_argument("qkan.cuda", "reps ", p.reps, " needs too much shared memory");
   const dim3 grid(grid_dim((a.B + BB - 1) / BB, "the batch"), grid_dim((a.I + kChunk - 1) / kChunk, "the inputs"),

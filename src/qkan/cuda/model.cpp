@@ -34,8 +34,7 @@ void check(cudaError_t e, const char* what) { cuda::check(e, kWhere, what); }
 using DeviceMemory = cuda::GrowingBuffer;
 
 /// Room for n values of T in `memory`.
-template <class T>
-T* reserve(DeviceMemory& memory, std::int64_t n) {
+template <class T> T* reserve(DeviceMemory& memory, std::int64_t n) {
   return memory.template reserve<T>(n, kStream, kWhere);
 }
 
@@ -96,9 +95,9 @@ struct CudaModel::State {
   Model host;
   std::vector<LayerLayout> layout;  ///< trainable tensors first (all layers), then the others
   std::size_t n_params = 0, n_trainable = 0;
-  DeviceMemory params, grad;        ///< double: every parameter; the trainable ones' gradient
-  DeviceMemory terms, loss;         ///< per-row loss terms, the loss
-  bool tables_stale = true;         ///< the T tables lag params (after upload or an Adam step)
+  DeviceMemory params, grad;  ///< double: every parameter; the trainable ones' gradient
+  DeviceMemory terms, loss;   ///< per-row loss terms, the loss
+  bool tables_stale = true;   ///< the T tables lag params (after upload or an Adam step)
   bool has_gradient = false;
   Buffers<float> f32;
   Buffers<double> f64;
@@ -135,8 +134,9 @@ void require_device() {
   int n = 0;
   const cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess)
-    runtime_failure(kWhere, "cannot run the model on CUDA: no usable CUDA device (cudaGetDeviceCount: ",
-                    cudaGetErrorString(e), ")");
+    runtime_failure(kWhere,
+                    "cannot run the model on CUDA: no usable CUDA device (cudaGetDeviceCount: ", cudaGetErrorString(e),
+                    ")");
   if (n == 0) runtime_failure(kWhere, "cannot run the model on CUDA: no CUDA device is visible");
 }
 
@@ -147,8 +147,8 @@ std::vector<LayerLayout> layout_of(const Model& m, std::size_t& n_params, std::s
     invalid_argument(kWhere, "the model has ", m.layers.size(), " layers for ", m.widths.size(), " widths");
   if (o.compute != DType::f32 && o.compute != DType::f64) invalid_argument(kWhere, "unknown compute precision");
   const bool enc = encoding_active(o.ansatz, o.preacts_trainable);
-  const std::array<bool, kFields.size()> trains = {true, enc, enc, o.ba_trainable, o.postact_weight_trainable,
-                                                   o.postact_bias_trainable, false};
+  const std::array<bool, kFields.size()> trains = {
+      true, enc, enc, o.ba_trainable, o.postact_weight_trainable, o.postact_bias_trainable, false};
   const std::int64_t RK = theta_rows(o.ansatz, m.reps) * theta_cols(o.ansatz);
   std::vector<LayerLayout> layout(m.layers.size());
   for (std::size_t k = 0; k < m.layers.size(); ++k) {
@@ -160,9 +160,10 @@ std::vector<LayerLayout> layout_of(const Model& m, std::size_t& n_params, std::s
     const std::array<std::int64_t, kFields.size()> sizes = {E * RK, E * m.reps, E * m.reps, E, E, E, E};
     for (std::size_t f = 0; f < kFields.size(); ++f) {
       if (static_cast<std::int64_t>((L.*kFields[f]).size()) != sizes[f])
-        invalid_argument(kWhere, "layer ", k, " has a parameter tensor (number ", f, " of theta, preacts_weight, "
-                         "preacts_bias, base_weight, postact_weights, postact_bias, mask) of ", (L.*kFields[f]).size(),
-                         " values, expected ", sizes[f]);
+        invalid_argument(kWhere, "layer ", k, " has a parameter tensor (number ", f,
+                         " of theta, preacts_weight, "
+                         "preacts_bias, base_weight, postact_weights, postact_bias, mask) of ",
+                         (L.*kFields[f]).size(), " values, expected ", sizes[f]);
       layout[k][f].n = static_cast<std::size_t>(sizes[f]);
       layout[k][f].trains = trains[f];
     }
@@ -178,7 +179,9 @@ std::vector<LayerLayout> layout_of(const Model& m, std::size_t& n_params, std::s
   return layout;
 }
 
-template <class T> ConstTensor in_view(const T* p, Shape shape) { return const_view<T>(p, std::move(shape), Device::cuda); }
+template <class T> ConstTensor in_view(const T* p, Shape shape) {
+  return const_view<T>(p, std::move(shape), Device::cuda);
+}
 template <class T> MutTensor out_view(T* p, Shape shape) { return mut_view<T>(p, std::move(shape), Device::cuda); }
 
 /// The T tables of every layer from the double parameters.
@@ -192,8 +195,9 @@ template <class T> void refresh_tables(CudaModel::State& s) {
     kernels::convert(s.param(k, kTheta), reserve<T>(b.theta, l[kTheta].n), l[kTheta].n, nullptr);
     kernels::convert(s.param(k, kW), reserve<T>(b.w, l[kW].n), l[kW].n, nullptr);
     kernels::convert(s.param(k, kC), reserve<T>(b.c, l[kC].n), l[kC].n, nullptr);
-    kernels::layer_tables(s.param(k, kPostactWeights), s.param(k, kPostactBias), s.param(k, kBaseWeight), s.param(k, kMask),
-                          O, I, reserve<T>(b.W, O * I), reserve<T>(b.base_w, O * I), reserve<T>(b.bias, O), nullptr);
+    kernels::layer_tables(s.param(k, kPostactWeights), s.param(k, kPostactBias), s.param(k, kBaseWeight),
+                          s.param(k, kMask), O, I, reserve<T>(b.W, O * I), reserve<T>(b.base_w, O * I),
+                          reserve<T>(b.bias, O), nullptr);
   }
   s.tables_stale = false;
 }
@@ -217,7 +221,8 @@ template <class T> void forward_on_device(CudaModel::State& s, const CudaBatch::
     contract_forward(opt, in_view(in, {B, I}), in_view(b.theta.template as<T>(), {O, I, R, K}),
                      in_view(b.w.template as<T>(), {O, I, m.reps}), in_view(b.c.template as<T>(), {O, I, m.reps}),
                      in_view(b.W.template as<T>(), {O, I}), out_view(y, {B, O}));
-    kernels::add_bias_and_base(y, b.bias.template as<T>(), b.base.template as<T>(), b.base_w.template as<T>(), B, O, I, nullptr);
+    kernels::add_bias_and_base(y, b.bias.template as<T>(), b.base.template as<T>(), b.base_w.template as<T>(), B, O, I,
+                               nullptr);
     in = y;
   }
 }
@@ -273,7 +278,8 @@ template <class T> void backward_on_device(CudaModel::State& s, const CudaBatch:
     // The layer sum: y += Σ_i (pb·W + base·bw·mask) (see model.cpp's chunk_backward).
     kernels::edge_gradients(gy, b.base.template as<T>(), l[kPostactWeights].trains ? b.gW.template as<T>() : nullptr,
                             s.param(k, kPostactWeights), s.param(k, kPostactBias), s.param(k, kMask), B, O, I,
-                            s.grad_of(k, kBaseWeight), s.grad_of(k, kPostactWeights), s.grad_of(k, kPostactBias), nullptr);
+                            s.grad_of(k, kBaseWeight), s.grad_of(k, kPostactWeights), s.grad_of(k, kPostactBias),
+                            nullptr);
     if (k > 0) {
       kernels::add_base_gradient(gy, b.base_w.template as<T>(), b.slope.template as<T>(), gx, B, O, I, nullptr);
       std::swap(gy, gx);
@@ -302,7 +308,8 @@ void check_batch(const CudaModel::State& s, const CudaBatch::State& b, bool loss
   if (!loss) return;
   if (!b.has_targets) invalid_argument(kWhere, "the batch was loaded without targets; a loss needs them");
   if (b.outputs != s.host.widths.back())
-    invalid_argument(kWhere, "the batch's targets were checked for ", b.outputs, " outputs; the model gives ", s.host.widths.back());
+    invalid_argument(kWhere, "the batch's targets were checked for ", b.outputs, " outputs; the model gives ",
+                     s.host.widths.back());
   if (b.rows == 0) invalid_argument(kWhere, "the loss of an empty batch is undefined");
 }
 
@@ -317,7 +324,8 @@ CudaModel::CudaModel(const Model& model) : state_(std::make_unique<State>()) {
   s.layout = layout_of(model, s.n_params, s.n_trainable);
   s.host = model;
   const std::vector<double> flat = s.flat(model);
-  to_device(reserve<double>(s.params, static_cast<std::int64_t>(s.n_params)), flat.data(), flat.size() * sizeof(double));
+  to_device(reserve<double>(s.params, static_cast<std::int64_t>(s.n_params)), flat.data(),
+            flat.size() * sizeof(double));
 }
 
 void CudaModel::load(CudaBatch& batch, std::span<const double> x, std::int64_t B, std::span<const double> targets,
@@ -330,7 +338,8 @@ void CudaModel::load(CudaBatch& batch, std::span<const double> x, std::int64_t B
   b.has_targets = !targets.empty();
   if (!targets.empty()) {
     check_targets(m, targets, B, kind);
-    to_device(reserve<double>(b.targets, static_cast<std::int64_t>(targets.size())), targets.data(), targets.size_bytes());
+    to_device(reserve<double>(b.targets, static_cast<std::int64_t>(targets.size())), targets.data(),
+              targets.size_bytes());
   }
   to_device(reserve<double>(b.x, B * I), x.data(), x.size_bytes());
   b.rows = B, b.width = I, b.outputs = O, b.kind = kind;
@@ -395,14 +404,13 @@ void CudaModel::upload(const Model& model) {
   State& s = *state_;
   std::size_t n_params = 0, n_trainable = 0;
   const std::vector<LayerLayout> layout = layout_of(model, n_params, n_trainable);
-  const bool same = layout.size() == s.layout.size() && std::equal(layout.begin(), layout.end(), s.layout.begin(),
-                                                                     [](const LayerLayout& a, const LayerLayout& b) {
-                                                                       for (std::size_t f = 0; f < a.size(); ++f)
-                                                                         if (a[f].at != b[f].at || a[f].n != b[f].n ||
-                                                                             a[f].trains != b[f].trains)
-                                                                           return false;
-                                                                       return true;
-                                                                     });
+  const bool same =
+      layout.size() == s.layout.size() &&
+      std::equal(layout.begin(), layout.end(), s.layout.begin(), [](const LayerLayout& a, const LayerLayout& b) {
+        for (std::size_t f = 0; f < a.size(); ++f)
+          if (a[f].at != b[f].at || a[f].n != b[f].n || a[f].trains != b[f].trains) return false;
+        return true;
+      });
   if (!same) invalid_argument(kWhere, "upload() takes a model of the same shapes and trainable parameters");
   s.host = model;
   const std::vector<double> flat = s.flat(model);

@@ -183,7 +183,8 @@ template <class T>
 void loss_terms(const T* y, const double* targets, std::int64_t rows, std::int64_t O, bool cross_entropy, double n,
                 T* gy, double* terms, void* stream) {
   if (rows == 0) return;
-  loss_terms_kernel<<<blocks_for(rows), kThreads, 0, as_stream(stream)>>>(y, targets, rows, O, cross_entropy, n, gy, terms);
+  loss_terms_kernel<<<blocks_for(rows), kThreads, 0, as_stream(stream)>>>(y, targets, rows, O, cross_entropy, n, gy,
+                                                                          terms);
   launched("the loss terms");
 }
 
@@ -198,7 +199,8 @@ void edge_gradients(const T* gy, const T* base, const T* gW, const double* pw, c
                     void* stream) {
   if (!g_bw && !g_pw && !g_pb) return;
   const unsigned blocks = static_cast<unsigned>(std::min<std::int64_t>(O * I, 1 << 20));
-  edge_gradients_kernel<<<blocks, kThreads, 0, as_stream(stream)>>>(gy, base, gW, pw, pb, mask, rows, O, I, g_bw, g_pw, g_pb);
+  edge_gradients_kernel<<<blocks, kThreads, 0, as_stream(stream)>>>(gy, base, gW, pw, pb, mask, rows, O, I, g_bw, g_pw,
+                                                                    g_pb);
   launched("the layer sum's gradients");
 }
 
@@ -216,14 +218,15 @@ void adam(double* p, const double* g, double* m, double* v, std::int64_t n, cons
   launched("the Adam step");
 }
 
-#define LOCKSTEP_MODEL_KERNELS(T)                                                                                       \
-  template void layer_tables<T>(const double*, const double*, const double*, const double*, std::int64_t,              \
-                                std::int64_t, T*, T*, T*, void*);                                                       \
-  template void activate<T>(Activation, const T*, T*, T*, std::int64_t, void*);                                         \
-  template void add_bias_and_base<T>(T*, const T*, const T*, const T*, std::int64_t, std::int64_t, std::int64_t, void*); \
-  template void loss_terms<T>(const T*, const double*, std::int64_t, std::int64_t, bool, double, T*, double*, void*);   \
-  template void edge_gradients<T>(const T*, const T*, const T*, const double*, const double*, const double*,            \
-                                  std::int64_t, std::int64_t, std::int64_t, double*, double*, double*, void*);          \
+#define LOCKSTEP_MODEL_KERNELS(T)                                                                                     \
+  template void layer_tables<T>(const double*, const double*, const double*, const double*, std::int64_t,             \
+                                std::int64_t, T*, T*, T*, void*);                                                     \
+  template void activate<T>(Activation, const T*, T*, T*, std::int64_t, void*);                                       \
+  template void add_bias_and_base<T>(T*, const T*, const T*, const T*, std::int64_t, std::int64_t, std::int64_t,      \
+                                     void*);                                                                          \
+  template void loss_terms<T>(const T*, const double*, std::int64_t, std::int64_t, bool, double, T*, double*, void*); \
+  template void edge_gradients<T>(const T*, const T*, const T*, const double*, const double*, const double*,          \
+                                  std::int64_t, std::int64_t, std::int64_t, double*, double*, double*, void*);        \
   template void add_base_gradient<T>(const T*, const T*, const T*, T*, std::int64_t, std::int64_t, std::int64_t, void*);
 template void convert<double, float>(const double*, float*, std::int64_t, void*);
 template void convert<float, double>(const float*, double*, std::int64_t, void*);

@@ -41,7 +41,8 @@ void zero_tables(const ZeroSpan* spans, int n, void* stream) {
   }
   if (s.n == 0) return;
   constexpr int kBlock = 256;
-  const auto blocks = unsigned(std::clamp<std::int64_t>((most + kBlock - 1) / kBlock, 1, 8 * std::int64_t(multiprocessors())));
+  const auto blocks =
+      unsigned(std::clamp<std::int64_t>((most + kBlock - 1) / kBlock, 1, 8 * std::int64_t(multiprocessors())));
   zero_tables_kernel<<<blocks, kBlock, 0, static_cast<cudaStream_t>(stream)>>>(s);
   check(cudaGetLastError(), "zeroing the gradient tables");
 }

@@ -21,12 +21,10 @@ class PointwiseKerr : public Problem {
   struct Params {
     double gamma = 1, alpha = 0.3, beta_scale = 2;
   };
-  PointwiseKerr(std::int64_t points, std::vector<Params> members)
-      : n_(points), params_(std::move(members)) {
+  PointwiseKerr(std::int64_t points, std::vector<Params> members) : n_(points), params_(std::move(members)) {
     for (const auto& p : params_) {
       std::vector<Complex> l(static_cast<std::size_t>(n_));
-      for (std::int64_t i = 0; i < n_; ++i)
-        l[static_cast<std::size_t>(i)] = Complex(-p.alpha / 2, beta(p, i));
+      for (std::int64_t i = 0; i < n_; ++i) l[static_cast<std::size_t>(i)] = Complex(-p.alpha / 2, beta(p, i));
       linear_.push_back(std::move(l));
     }
   }
@@ -35,9 +33,7 @@ class PointwiseKerr : public Problem {
   }
   std::int64_t points() const override { return n_; }
   std::int64_t members() const override { return static_cast<std::int64_t>(params_.size()); }
-  std::span<const Complex> linear(std::int64_t m) const override {
-    return linear_[static_cast<std::size_t>(m)];
-  }
+  std::span<const Complex> linear(std::int64_t m) const override { return linear_[static_cast<std::size_t>(m)]; }
   void nonlinear(std::int64_t first, std::int64_t count, const Complex* in, Complex* out) override {
     ++calls;
     for (std::int64_t r = 0; r < count; ++r) {

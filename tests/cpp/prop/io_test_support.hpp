@@ -18,19 +18,16 @@ namespace lockstep::prop::testing {
 
 /// Converts to anything: counts the members of an aggregate by brace initialisation.
 struct AnyMember {
-  template <class T>
-  operator T() const;  // declared only: used in unevaluated contexts
+  template <class T> operator T() const;  // declared only: used in unevaluated contexts
 };
 
-template <class T, std::size_t... I>
-constexpr bool brace_initialisable(std::index_sequence<I...>) {
+template <class T, std::size_t... I> constexpr bool brace_initialisable(std::index_sequence<I...>) {
   return requires { T{(void(I), AnyMember{})...}; };
 }
 
 /// The number of members of the aggregate T (its fields; none of them is itself an aggregate
 /// that brace elision could split).
-template <class T, std::size_t N = 0>
-constexpr std::size_t member_count() {
+template <class T, std::size_t N = 0> constexpr std::size_t member_count() {
   if constexpr (brace_initialisable<T>(std::make_index_sequence<N + 1>{})) return member_count<T, N + 1>();
   else return N;
 }
@@ -51,8 +48,8 @@ class TempDir {
  public:
   TempDir() {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = std::filesystem::temp_directory_path() /
-            ("lockstep_io_" + std::string(info->test_suite_name()) + "_" + info->name() + "_" + std::to_string(::getpid()));
+    path_ = std::filesystem::temp_directory_path() / ("lockstep_io_" + std::string(info->test_suite_name()) + "_" +
+                                                      info->name() + "_" + std::to_string(::getpid()));
     std::filesystem::remove_all(path_);
     std::filesystem::create_directories(path_);
   }

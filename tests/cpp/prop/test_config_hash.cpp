@@ -25,7 +25,8 @@ TEST(Sha256, Fips180Vectors) {
             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
   EXPECT_EQ(sha256_hex(std::string_view("")), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   // One million 'a': many blocks, and the length field beyond 2^16 bits.
-  EXPECT_EQ(sha256_hex(std::string(1'000'000, 'a')), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  EXPECT_EQ(sha256_hex(std::string(1'000'000, 'a')),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
 std::string digest(std::string_view message, io::Sha256::Path path, std::size_t split) {
@@ -80,8 +81,7 @@ TEST(ConfigTable, CoversEveryConfigField) {
 }
 
 /// Changes one field to another value of its type.
-template <class T>
-void perturb(T& value) {
+template <class T> void perturb(T& value) {
   if constexpr (std::is_same_v<T, double>) value = value * 2 + 1;
   else if constexpr (std::is_same_v<T, bool>) value = !value;
   else if constexpr (std::is_enum_v<T>) {

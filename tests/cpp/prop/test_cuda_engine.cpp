@@ -92,9 +92,9 @@ struct Rows {
 struct TrialCase {
   lp::Scheme scheme;
   DType precision;
-  bool graphs;         // trials replayed as CUDA graphs
-  bool fused = false;  // each evaluation of N as one kernel (CudaOptions::fused_evaluation)
-  bool windows = true;  // member 3 has time and frequency windows
+  bool graphs;                          // trials replayed as CUDA graphs
+  bool fused = false;                   // each evaluation of N as one kernel (CudaOptions::fused_evaluation)
+  bool windows = true;                  // member 3 has time and frequency windows
   int lanes = lp::CudaOptions{}.lanes;  // ranges of members whose fused trials run concurrently
   bool concurrent = true;               // false: the ranges one after another (chunks)
 };
@@ -111,7 +111,8 @@ TEST_P(CudaTrial, MatchesHostEngine) {
     GTEST_SKIP() << "this build has no fused evaluation of N (cuFFTDx for sm_90)";
   const lp::Tableau& tableau = lp::tableau(scheme);
   auto host = lp::make_gnlse_engine(b.pointers, tableau, {lockstep::Device::cpu, DType::f64, 0, {}});
-  auto cuda = lp::make_gnlse_engine(b.pointers, tableau, {lockstep::Device::cuda, precision, 0, {graphs, fused, lanes, concurrent}});
+  auto cuda = lp::make_gnlse_engine(b.pointers, tableau,
+                                    {lockstep::Device::cuda, precision, 0, {graphs, fused, lanes, concurrent}});
   for (std::size_t i = 0; i < b.configs.size(); ++i) {
     host->load(static_cast<std::int64_t>(i), b.spectra[i].data(), b.control(i));
     cuda->load(static_cast<std::int64_t>(i), b.spectra[i].data(), b.control(i));
@@ -177,31 +178,27 @@ TEST_P(CudaTrial, MatchesHostEngine) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Schemes, CudaTrial,
-                         ::testing::Values(TrialCase{lp::Scheme::rk4ip, DType::f64, true},
-                                           TrialCase{lp::Scheme::erk43ip, DType::f64, true},
-                                           TrialCase{lp::Scheme::dp54ip, DType::f64, true},
-                                           TrialCase{lp::Scheme::rk4ip, DType::f32, true},
-                                           TrialCase{lp::Scheme::dp54ip, DType::f32, true},
-                                           TrialCase{lp::Scheme::rk4ip, DType::f64, false},
-                                           TrialCase{lp::Scheme::dp54ip, DType::f64, false},
-                                           TrialCase{lp::Scheme::dp54ip, DType::f32, false},
-                                           TrialCase{lp::Scheme::rk4ip, DType::f64, true, true},
-                                           TrialCase{lp::Scheme::erk43ip, DType::f64, true, true},
-                                           TrialCase{lp::Scheme::dp54ip, DType::f64, true, true},
-                                           TrialCase{lp::Scheme::dp54ip, DType::f32, true, true},
-                                           TrialCase{lp::Scheme::rk4ip, DType::f64, false, true},
-                                           TrialCase{lp::Scheme::dp54ip, DType::f64, true, false, false},
-                                           TrialCase{lp::Scheme::dp54ip, DType::f64, true, true, false},
-                                           TrialCase{lp::Scheme::dp54ip, DType::f32, false, true, false},
-                                           // One lane; one lane per member (5); 3 lanes of 2, 2, 1.
-                                           TrialCase{lp::Scheme::dp54ip, DType::f64, true, true, true, 1},
-                                           TrialCase{lp::Scheme::dp54ip, DType::f64, true, true, false, 5},
-                                           TrialCase{lp::Scheme::rk4ip, DType::f64, false, true, true, 3},
-                                           TrialCase{lp::Scheme::erk43ip, DType::f64, true, true, true, 3},
-                                           // Chunks: 3 ranges one after another, replayed and launched.
-                                           TrialCase{lp::Scheme::dp54ip, DType::f64, true, true, false, 3, false},
-                                           TrialCase{lp::Scheme::rk4ip, DType::f64, false, true, true, 3, false}));
+INSTANTIATE_TEST_SUITE_P(
+    Schemes, CudaTrial,
+    ::testing::Values(
+        TrialCase{lp::Scheme::rk4ip, DType::f64, true}, TrialCase{lp::Scheme::erk43ip, DType::f64, true},
+        TrialCase{lp::Scheme::dp54ip, DType::f64, true}, TrialCase{lp::Scheme::rk4ip, DType::f32, true},
+        TrialCase{lp::Scheme::dp54ip, DType::f32, true}, TrialCase{lp::Scheme::rk4ip, DType::f64, false},
+        TrialCase{lp::Scheme::dp54ip, DType::f64, false}, TrialCase{lp::Scheme::dp54ip, DType::f32, false},
+        TrialCase{lp::Scheme::rk4ip, DType::f64, true, true}, TrialCase{lp::Scheme::erk43ip, DType::f64, true, true},
+        TrialCase{lp::Scheme::dp54ip, DType::f64, true, true}, TrialCase{lp::Scheme::dp54ip, DType::f32, true, true},
+        TrialCase{lp::Scheme::rk4ip, DType::f64, false, true},
+        TrialCase{lp::Scheme::dp54ip, DType::f64, true, false, false},
+        TrialCase{lp::Scheme::dp54ip, DType::f64, true, true, false},
+        TrialCase{lp::Scheme::dp54ip, DType::f32, false, true, false},
+        // One lane; one lane per member (5); 3 lanes of 2, 2, 1.
+        TrialCase{lp::Scheme::dp54ip, DType::f64, true, true, true, 1},
+        TrialCase{lp::Scheme::dp54ip, DType::f64, true, true, false, 5},
+        TrialCase{lp::Scheme::rk4ip, DType::f64, false, true, true, 3},
+        TrialCase{lp::Scheme::erk43ip, DType::f64, true, true, true, 3},
+        // Chunks: 3 ranges one after another, replayed and launched.
+        TrialCase{lp::Scheme::dp54ip, DType::f64, true, true, false, 3, false},
+        TrialCase{lp::Scheme::rk4ip, DType::f64, false, true, true, 3, false}));
 
 TEST(CudaEngine, RefusesPerMemberEvaluation) {
   Batch b(mixed_configs(lp::Scheme::rk4ip));
@@ -221,8 +218,9 @@ TEST(CudaEngine, RefusesFewerThanOneLane) {
 TEST(CudaEngine, RefusesAnL2PrefetchOutsideZeroToOne) {
   Batch b(mixed_configs(lp::Scheme::rk4ip));
   for (const double share : {-0.1, 1.5, std::nan("")})
-    EXPECT_THROW(lp::make_cuda_engine(b.pointers, lp::tableau(lp::Scheme::rk4ip), DType::f64, {true, true, 2, true, share}),
-                 std::invalid_argument)
+    EXPECT_THROW(
+        lp::make_cuda_engine(b.pointers, lp::tableau(lp::Scheme::rk4ip), DType::f64, {true, true, 2, true, share}),
+        std::invalid_argument)
         << share;
 }
 
@@ -364,7 +362,8 @@ TEST(CudaRunner, ShotNoiseEnsembleMatchesCpu) {
   const lp::Grid grid(lp::Config{}.grid);
   const auto ga = lp::coherence(a, grid), gc = lp::coherence(c, grid);
   double coherence_difference = 0;
-  for (std::size_t k = 0; k < ga.size(); ++k) coherence_difference = std::max(coherence_difference, std::abs(ga[k] - gc[k]));
+  for (std::size_t k = 0; k < ga.size(); ++k)
+    coherence_difference = std::max(coherence_difference, std::abs(ga[k] - gc[k]));
   EXPECT_LT(coherence_difference, 1e-6);
 }
 

@@ -29,8 +29,7 @@ void ok(cudaError_t e, const char* what) {
 }
 
 // A device array filled from / read back to the host.
-template <class T>
-struct Device {
+template <class T> struct Device {
   T* p = nullptr;
   std::size_t size = 0;
   explicit Device(std::size_t n) : size(n) { ok(cudaMalloc(&p, n * sizeof(T)), "cudaMalloc"); }
@@ -48,8 +47,7 @@ struct Device {
 };
 
 // Largest relative L2 difference of member rows of n values.
-template <class Cx>
-double worst_member_difference(const std::vector<Cx>& a, const std::vector<Cx>& b, std::int64_t n) {
+template <class Cx> double worst_member_difference(const std::vector<Cx>& a, const std::vector<Cx>& b, std::int64_t n) {
   double worst = 0;
   const auto points = static_cast<std::size_t>(n);
   for (std::size_t row = 0; row * points < a.size(); ++row) {
@@ -64,8 +62,7 @@ double worst_member_difference(const std::vector<Cx>& a, const std::vector<Cx>& 
   return worst;
 }
 
-template <class R>
-void compare(std::int64_t n, bool raman) {
+template <class R> void compare(std::int64_t n, bool raman) {
   using Cx = cuda::C<R>;
   if (!cuda::fused_evaluation_supported<R>(n))
     GTEST_SKIP() << "this build has no fused evaluation of N for " << n << " points";
@@ -176,10 +173,10 @@ void compare(std::int64_t n, bool raman) {
 
 // The fused measures against the cuFFT path's transform and measures kernel: fresh random
 // spectra and frequency offsets; every measure of every member within rounding.
-template <class R>
-void compare_measures(std::int64_t n) {
+template <class R> void compare_measures(std::int64_t n) {
   using Cx = cuda::C<R>;
-  if (!cuda::fused_evaluation_supported<R>(n)) GTEST_SKIP() << "this build has no fused measures for " << n << " points";
+  if (!cuda::fused_evaluation_supported<R>(n))
+    GTEST_SKIP() << "this build has no fused measures for " << n << " points";
   constexpr std::int64_t members = 5;
   const std::uint64_t seed = std::random_device{}();
   SCOPED_TRACE("seed " + std::to_string(seed));

@@ -27,8 +27,7 @@ lp::Member run_dudley() {
 }
 
 // The wavelengths (nm) between which the spectrum stays within `db` of its peak.
-std::pair<double, double> span_at(const std::vector<std::complex<double>>& spectrum, const lp::Grid& grid,
-                                  double db) {
+std::pair<double, double> span_at(const std::vector<std::complex<double>>& spectrum, const lp::Grid& grid, double db) {
   const auto omega = grid.omega_ascending();
   double top = 0;
   for (const auto& v : spectrum) top = std::max(top, std::norm(v));

@@ -44,7 +44,8 @@ Spectrum direct_dft(const Spectrum& a, int sign) {
   for (std::size_t k = 0; k < n; ++k) {
     Complex sum = 0;
     for (std::size_t j = 0; j < n; ++j)
-      sum += a[j] * std::polar(1.0, sign * 2 * std::numbers::pi * static_cast<double>((j * k) % n) / static_cast<double>(n));
+      sum += a[j] *
+             std::polar(1.0, sign * 2 * std::numbers::pi * static_cast<double>((j * k) % n) / static_cast<double>(n));
     out[k] = sum;
   }
   return out;
@@ -120,14 +121,14 @@ std::vector<MemberPhysics> mixed_physics(std::int64_t points, double window) {
   out.push_back(make_physics(config_with(points, window, RamanModel::blow_wood, true, 0.11), Grid({points, window})));
   out.push_back(make_physics(config_with(points, window, RamanModel::none, false, 0.02), Grid({points, window})));
   out.push_back(make_physics(config_with(points, window, RamanModel::lin_agrawal, true, 1.3), Grid({points, window})));
-  out.push_back(make_physics(config_with(points, window, RamanModel::hollenbeck_cantrell, false, 0.11),
-                             Grid({points, window})));
+  out.push_back(
+      make_physics(config_with(points, window, RamanModel::hollenbeck_cantrell, false, 0.11), Grid({points, window})));
   out.push_back(make_physics(config_with(points, window, RamanModel::none, true, 0.11), Grid({points, window})));
   return out;
 }
 
 void expect_batch_matches_reference(std::int64_t count, std::int64_t capacity, int threads, std::size_t offset,
-                                     PlanRigor rigor = PlanRigor::measure) {
+                                    PlanRigor rigor = PlanRigor::measure) {
   const std::int64_t n = 1024;
   const double window = 2e-12;
   const Grid grid({n, window});
@@ -150,7 +151,8 @@ void expect_batch_matches_reference(std::int64_t count, std::int64_t capacity, i
     const double scale = max_abs(want);
     double worst = 0;
     for (std::int64_t k = 0; k < n; ++k)
-      worst = std::max(worst, std::abs(out[offset + static_cast<std::size_t>(m * n + k)] - want[static_cast<std::size_t>(k)]));
+      worst = std::max(worst,
+                       std::abs(out[offset + static_cast<std::size_t>(m * n + k)] - want[static_cast<std::size_t>(k)]));
     // Same transforms in a different order of scaling: a few ulp of FFT rounding (≈ log2 n · ε).
     EXPECT_LE(worst, 1e-12 * scale) << "member " << m << " of " << count << ", threads " << threads;
   }

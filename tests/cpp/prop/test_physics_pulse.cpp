@@ -196,8 +196,8 @@ TEST(PhysicsPulse, ShotNoiseIsOnePhotonPerMode) {
   Field noise(n);
   add_shot_noise(noise, grid, 1);
   for (std::size_t k = 0; k < n; ++k) {
-    const double photons = std::norm(noise[k]) * grid.dt() / static_cast<double>(n) /
-                           (kHbar * (grid.omega0() + grid.omega()[k]));
+    const double photons =
+        std::norm(noise[k]) * grid.dt() / static_cast<double>(n) / (kHbar * (grid.omega0() + grid.omega()[k]));
     ASSERT_NEAR(photons, 1.0, 1e-12) << "bin " << k;
   }
   EXPECT_NEAR(photon_number(noise.data(), grid), static_cast<double>(n), 1e-9 * static_cast<double>(n));
@@ -215,8 +215,7 @@ TEST(PhysicsPulse, ShotNoiseIsOnePhotonPerMode) {
   for (int s = 0; s < seeds; ++s) {
     Field with_noise = pulse;
     add_shot_noise(with_noise, grid, static_cast<std::uint64_t>(1000 + s));
-    for (std::size_t k = 0; k < n; ++k)
-      mean_added[k] += (std::norm(with_noise[k]) - std::norm(pulse[k])) / seeds;
+    for (std::size_t k = 0; k < n; ++k) mean_added[k] += (std::norm(with_noise[k]) - std::norm(pulse[k])) / seeds;
   }
   double most = 0;
   for (std::size_t k = 0; k < n; ++k) {

@@ -45,8 +45,8 @@ TEST(Recipe, DudleyExampleIsExactlyTheDefaults) {
 }
 
 TEST(Recipe, CanonicalTextParsesBack) {
-  const Recipe r = parse_recipe("[fibre]\nlength = \"7 cm\"\nloss = \"3 dB/km\"\n[pulse]\nshape = \"gaussian\"\nchirp = -2\n",
-                                "r.toml");
+  const Recipe r = parse_recipe(
+      "[fibre]\nlength = \"7 cm\"\nloss = \"3 dB/km\"\n[pulse]\nshape = \"gaussian\"\nchirp = -2\n", "r.toml");
   const Recipe again = parse_recipe(r.canonical, "canonical.toml");
   expect_same(again.config, r.config);
   EXPECT_EQ(again.canonical, r.canonical);
@@ -69,18 +69,19 @@ fwhm = "0.1 ps"
 delay = "-250 fs"
 [stepping]
 initial_step = "10 um"
-)", "units.toml");
+)",
+                                "units.toml");
   const auto& c = r.config;
   // Decimal-prefix units are exact (the decimal text is rescaled before it is read).
   EXPECT_EQ(c.grid.time_window, 40e-12);
   EXPECT_EQ(c.grid.center_wavelength, 1.55e-6);
   EXPECT_EQ(c.fibre.length, 2.5e-3);
   ASSERT_EQ(c.fibre.betas.size(), 3u);
-  EXPECT_EQ(c.fibre.betas[0], -11.830e-27);   // ps²/km = 1e-24 s² / 1e3 m
-  EXPECT_EQ(c.fibre.betas[1], 8.1038e-41);    // ps³/km = 1e-36 s³ / 1e3 m
-  EXPECT_EQ(c.fibre.betas[2], -2e-61);        // fs⁴/mm = 1e-60 s⁴ / 1e-3 m
+  EXPECT_EQ(c.fibre.betas[0], -11.830e-27);  // ps²/km = 1e-24 s² / 1e3 m
+  EXPECT_EQ(c.fibre.betas[1], 8.1038e-41);   // ps³/km = 1e-36 s³ / 1e3 m
+  EXPECT_EQ(c.fibre.betas[2], -2e-61);       // fs⁴/mm = 1e-60 s⁴ / 1e-3 m
   EXPECT_EQ(c.fibre.gamma, 0.11);
-  EXPECT_EQ(c.fibre.raman_tau1, 12.2e-15);    // bare number: fs
+  EXPECT_EQ(c.fibre.raman_tau1, 12.2e-15);  // bare number: fs
   EXPECT_EQ(c.pulse.peak_power, 2500.0);
   EXPECT_EQ(c.pulse.fwhm, 100e-15);
   EXPECT_EQ(c.pulse.delay, -250e-15);
@@ -106,8 +107,11 @@ TEST(Recipe, UnitSpellings) {
   EXPECT_EQ(gamma("0.11 1/(W m)"), 0.11);
   EXPECT_EQ(gamma("110 1/(W km)"), 0.11);
   EXPECT_EQ(gamma("0.11 W^-1 m^-1"), 0.11);
-  const auto loss = parse_recipe("[fibre]\nloss = \"0.5 /km\"\nloss_table_omega = [\"2 rad/fs\", \"3 rad/fs\"]\n"
-                                 "loss_table_alpha = [\"1 dB/m\", 0.5]\n", "spell.toml").config.fibre;
+  const auto loss = parse_recipe(
+                        "[fibre]\nloss = \"0.5 /km\"\nloss_table_omega = [\"2 rad/fs\", \"3 rad/fs\"]\n"
+                        "loss_table_alpha = [\"1 dB/m\", 0.5]\n",
+                        "spell.toml")
+                        .config.fibre;
   EXPECT_EQ(loss.loss, 5e-4);
   EXPECT_EQ(loss.loss_table_omega, (std::vector<double>{2e15, 3e15}));
   EXPECT_NEAR(loss.loss_table_alpha[0], std::numbers::ln10 / 10, 1e-16);
@@ -117,7 +121,8 @@ TEST(Recipe, UnitSpellings) {
 TEST(Recipe, RamanFractionDefaultsPerModel) {
   EXPECT_EQ(parse_recipe("[fibre]\nraman = \"lin-agrawal\"\n", "r").config.fibre.raman_fraction, 0.245);
   EXPECT_EQ(parse_recipe("[fibre]\nraman = \"none\"\n", "r").config.fibre.raman_fraction, 0.0);
-  EXPECT_EQ(parse_recipe("[fibre]\nraman = \"lin-agrawal\"\nraman_fraction = 0.2\n", "r").config.fibre.raman_fraction, 0.2);
+  EXPECT_EQ(parse_recipe("[fibre]\nraman = \"lin-agrawal\"\nraman_fraction = 0.2\n", "r").config.fibre.raman_fraction,
+            0.2);
 }
 
 TEST(Recipe, UserPulseFromCsvAndNpy) {
@@ -136,7 +141,8 @@ TEST(Recipe, UserPulseFromCsvAndNpy) {
 
   const std::vector<double> values{-50, 1, 2, 50, 3, 4};
   npy::save(dir.path() / "field.npy", values, Shape{2, 3}, DType::f64);
-  const Recipe n = parse_recipe("[pulse]\nshape = \"user\"\nuser_file = \"field.npy\"\n", (dir.path() / "r.toml").string());
+  const Recipe n =
+      parse_recipe("[pulse]\nshape = \"user\"\nuser_file = \"field.npy\"\n", (dir.path() / "r.toml").string());
   EXPECT_EQ(n.config.pulse.user_time, (std::vector<double>{-50e-15, 50e-15}));
   EXPECT_EQ(n.config.pulse.user_re, (std::vector<double>{1, 3}));
   EXPECT_EQ(n.config.pulse.user_im, (std::vector<double>{2, 4}));
@@ -172,17 +178,23 @@ const BadRecipe kBadRecipes[] = {
     {"top-level key", "length = 1\n", "length: unknown key; did you mean 'fibre.length'?"},
     {"section not a table", "grid = 5\n", "grid: expected a [grid] section, got an integer"},
     {"unknown unit", "[fibre]\nlength = \"15 kg\"\n", "fibre.length: unknown unit 'kg', expected a length"},
-    {"unit of another dimension", "[fibre]\nlength = \"15 fs\"\n", "fibre.length: unit 'fs' is a time (s, ms, us, ns, ps, fs, as), expected a length (m, km, cm, mm, um, nm)"},
-    {"power for a time", "[pulse]\nfwhm = \"50 kW\"\n", "pulse.fwhm: unit 'kW' is a power (W, mW, kW, MW, GW), expected a time"},
-    {"β of the wrong order", "[fibre]\nbetas = [\"-11.83 ps^3/km\"]\n", "fibre.betas[0]: unit 'ps^3/km' does not fit β2"},
-    {"betas_unit without k", "[fibre]\nbetas_unit = \"ps^2/km\"\n", "fibre.betas_unit: 'ps^2/km' must be <time>^k/<length>"},
+    {"unit of another dimension", "[fibre]\nlength = \"15 fs\"\n",
+     "fibre.length: unit 'fs' is a time (s, ms, us, ns, ps, fs, as), expected a length (m, km, cm, mm, um, nm)"},
+    {"power for a time", "[pulse]\nfwhm = \"50 kW\"\n",
+     "pulse.fwhm: unit 'kW' is a power (W, mW, kW, MW, GW), expected a time"},
+    {"β of the wrong order", "[fibre]\nbetas = [\"-11.83 ps^3/km\"]\n",
+     "fibre.betas[0]: unit 'ps^3/km' does not fit β2"},
+    {"betas_unit without k", "[fibre]\nbetas_unit = \"ps^2/km\"\n",
+     "fibre.betas_unit: 'ps^2/km' must be <time>^k/<length>"},
     {"unparsable number", "[fibre]\nlength = \"1.2.3 m\"\n", "fibre.length: '1.2.3' is not a number"},
     {"no number", "[fibre]\nlength = \"abc\"\n", "fibre.length: 'abc' is not a number with a unit"},
-    {"number beyond double", "[fibre]\nlength = \"1e400 m\"\n", "fibre.length: '1e400' is not a number in the range of double"},
+    {"number beyond double", "[fibre]\nlength = \"1e400 m\"\n",
+     "fibre.length: '1e400' is not a number in the range of double"},
     {"odd points", "[grid]\npoints = 8191\n", "grid.points: must be even, got 8191"},
     {"too few points", "[grid]\npoints = 8\n", "grid.points: too few points: 8"},
     {"frequency window past zero", "[grid]\ncenter_wavelength = \"100 um\"\n", "grid.points: the frequency window"},
-    {"window too small for the pulse", "[grid]\ntime_window = \"0.4 ps\"\npoints = 64\n", "grid.time_window: too small for the pulse"},
+    {"window too small for the pulse", "[grid]\ntime_window = \"0.4 ps\"\npoints = 64\n",
+     "grid.time_window: too small for the pulse"},
     {"pulse below the resolution", "[pulse]\nfwhm = \"2 fs\"\n", "pulse.fwhm: 2e-15 s spans fewer than 3 samples"},
     {"negative length", "[fibre]\nlength = \"-15 cm\"\n", "fibre.length: must be > 0, got -0.15 m"},
     {"zero length", "[fibre]\nlength = 0\n", "fibre.length: must be > 0, got 0 m"},
@@ -194,35 +206,56 @@ const BadRecipe kBadRecipes[] = {
     {"rtol out of range", "[stepping]\nrtol = 2\n", "stepping.rtol: must be in (0, 1)"},
     {"negative loss", "[fibre]\nloss = \"-1 dB/km\"\n", "fibre.loss: must be ≥ 0"},
     {"negative seed", "[pulse]\nnoise_seed = -1\n", "pulse.noise_seed: must be ≥ 0, got -1"},
-    {"int out of range", "[stepping]\nmax_rejections = 10000000000\n", "stepping.max_rejections: 10000000000 is out of range"},
+    {"int out of range", "[stepping]\nmax_rejections = 10000000000\n",
+     "stepping.max_rejections: 10000000000 is out of range"},
     {"string for an integer", "[grid]\npoints = \"8192\"\n", "grid.points: expected an integer, got a string"},
     {"float for an integer", "[grid]\npoints = 8192.0\n", "grid.points: expected an integer, got a float"},
-    {"number for a flag", "[fibre]\nself_steepening = 1\n", "fibre.self_steepening: expected true or false, got an integer"},
-    {"number for a choice", "[stepping]\nscheme = 3\n", "stepping.scheme: expected one of \"rk4ip\", \"erk43ip\", \"dp54ip\""},
-    {"unknown choice", "[stepping]\nscheme = \"dp45ip\"\n", "stepping.scheme: 'dp45ip' is not one of \"rk4ip\", \"erk43ip\", \"dp54ip\"; did you mean 'dp54ip'?"},
+    {"number for a flag", "[fibre]\nself_steepening = 1\n",
+     "fibre.self_steepening: expected true or false, got an integer"},
+    {"number for a choice", "[stepping]\nscheme = 3\n",
+     "stepping.scheme: expected one of \"rk4ip\", \"erk43ip\", \"dp54ip\""},
+    {"unknown choice", "[stepping]\nscheme = \"dp45ip\"\n",
+     "stepping.scheme: 'dp45ip' is not one of \"rk4ip\", \"erk43ip\", \"dp54ip\"; did you mean 'dp54ip'?"},
     {"string for a ratio", "[stepping]\nrtol = \"1e-6\"\n", "stepping.rtol: expected a plain number, got a string"},
     {"scalar for a list", "[fibre]\nbetas = 5\n", "fibre.betas: expected an array, got an integer"},
-    {"table for a real", "[fibre]\nlength = { a = 1 }\n", "fibre.length: expected a number or a string with a unit, got a table"},
-    {"table shapes", "[fibre]\nbeta_table_omega = [1e15, 2e15]\nbeta_table_beta = [1.0]\n", "fibre.beta_table_beta: has 1 values but fibre.beta_table_omega has 2"},
-    {"unsorted table", "[fibre]\nloss_table_omega = [2e15, 1e15]\nloss_table_alpha = [0, 0]\n", "fibre.loss_table_omega: must be strictly ascending"},
-    {"user pulse without samples", "[pulse]\nshape = \"user\"\n", "pulse.user_time: a user pulse needs at least 2 samples"},
-    {"user pulse outside the window", "[pulse]\nshape = \"user\"\nuser_time = [\"-10 ps\", \"10 ps\"]\nuser_re = [1, 1]\nuser_im = [0, 0]\n",
+    {"table for a real", "[fibre]\nlength = { a = 1 }\n",
+     "fibre.length: expected a number or a string with a unit, got a table"},
+    {"table shapes", "[fibre]\nbeta_table_omega = [1e15, 2e15]\nbeta_table_beta = [1.0]\n",
+     "fibre.beta_table_beta: has 1 values but fibre.beta_table_omega has 2"},
+    {"unsorted table", "[fibre]\nloss_table_omega = [2e15, 1e15]\nloss_table_alpha = [0, 0]\n",
+     "fibre.loss_table_omega: must be strictly ascending"},
+    {"user pulse without samples", "[pulse]\nshape = \"user\"\n",
+     "pulse.user_time: a user pulse needs at least 2 samples"},
+    {"user pulse outside the window",
+     "[pulse]\nshape = \"user\"\nuser_time = [\"-10 ps\", \"10 ps\"]\nuser_re = [1, 1]\nuser_im = [0, 0]\n",
      "pulse.user_time: the field (-1e-11 s to 1e-11 s) does not fit the time window"},
-    {"user samples of unequal length", "[pulse]\nshape = \"user\"\nuser_time = [-100, 100]\nuser_re = [1]\nuser_im = [0, 0]\n",
+    {"user samples of unequal length",
+     "[pulse]\nshape = \"user\"\nuser_time = [-100, 100]\nuser_re = [1]\nuser_im = [0, 0]\n",
      "pulse.user_re: has 1 values but pulse.user_time has 2"},
-    {"user samples for a sech", "[pulse]\nuser_time = [-100, 100]\n", "pulse.user_time: a user field is given but pulse.shape is not \"user\""},
-    {"missing user file", "[pulse]\nshape = \"user\"\nuser_file = \"no-such-file.csv\"\n", "pulse.user_file 'no-such-file.csv': cannot open the file"},
-    {"user file and samples", "[pulse]\nshape = \"user\"\nuser_file = \"a.csv\"\nuser_time = [0, 1]\n", "pulse.user_file: give either the file or"},
-    {"schedule end", "[stepping]\nadaptive = false\nschedule = [0.05, 0.1]\n", "stepping.schedule: must end at fibre.length"},
-    {"initial step beyond the fibre", "[stepping]\ninitial_step = \"1 m\"\n", "stepping.initial_step: must be in (0, fibre.length]"},
-    {"min above max", "[stepping]\nmin_step = \"1 mm\"\nmax_step = \"0.1 mm\"\n", "stepping.min_step: (0.001 m) exceeds stepping.max_step"},
+    {"user samples for a sech", "[pulse]\nuser_time = [-100, 100]\n",
+     "pulse.user_time: a user field is given but pulse.shape is not \"user\""},
+    {"missing user file", "[pulse]\nshape = \"user\"\nuser_file = \"no-such-file.csv\"\n",
+     "pulse.user_file 'no-such-file.csv': cannot open the file"},
+    {"user file and samples", "[pulse]\nshape = \"user\"\nuser_file = \"a.csv\"\nuser_time = [0, 1]\n",
+     "pulse.user_file: give either the file or"},
+    {"schedule end", "[stepping]\nadaptive = false\nschedule = [0.05, 0.1]\n",
+     "stepping.schedule: must end at fibre.length"},
+    {"initial step beyond the fibre", "[stepping]\ninitial_step = \"1 m\"\n",
+     "stepping.initial_step: must be in (0, fibre.length]"},
+    {"min above max", "[stepping]\nmin_step = \"1 mm\"\nmax_step = \"0.1 mm\"\n",
+     "stepping.min_step: (0.001 m) exceeds stepping.max_step"},
     {"one plane", "[output]\nn_save = 1\n", "output.n_save: must be ≥ 2"},
     {"plane beyond the fibre", "[output]\nsave_z = [0, 0.2]\n", "output.save_z: planes must lie in [0, fibre.length]"},
-    {"scan of an unknown key", "[scan]\n\"pulse.peak_pwr\" = [1]\n", "scan.pulse.peak_pwr: 'pulse.peak_pwr' is not a configuration key; did you mean 'pulse.peak_power'?"},
-    {"scan of a list", "[scan]\n\"fibre.betas\" = [[1.0]]\n", "scan.fibre.betas: only single-valued keys can be scanned"},
-    {"scan without values", "[scan]\n\"fibre.length\" = []\n", "scan.fibre.length: expected a non-empty array of values"},
-    {"scan value out of range", "[scan]\n\"fibre.length\" = [\"1 m\", \"-1 m\"]\n", "scan.fibre.length[1]: with this value, fibre.length: must be > 0"},
-    {"scan value of a wrong unit", "[scan]\n\"pulse.peak_power\" = [\"5 kg\"]\n", "pulse.peak_power: unknown unit 'kg'"},
+    {"scan of an unknown key", "[scan]\n\"pulse.peak_pwr\" = [1]\n",
+     "scan.pulse.peak_pwr: 'pulse.peak_pwr' is not a configuration key; did you mean 'pulse.peak_power'?"},
+    {"scan of a list", "[scan]\n\"fibre.betas\" = [[1.0]]\n",
+     "scan.fibre.betas: only single-valued keys can be scanned"},
+    {"scan without values", "[scan]\n\"fibre.length\" = []\n",
+     "scan.fibre.length: expected a non-empty array of values"},
+    {"scan value out of range", "[scan]\n\"fibre.length\" = [\"1 m\", \"-1 m\"]\n",
+     "scan.fibre.length[1]: with this value, fibre.length: must be > 0"},
+    {"scan value of a wrong unit", "[scan]\n\"pulse.peak_power\" = [\"5 kg\"]\n",
+     "pulse.peak_power: unknown unit 'kg'"},
     {"ensemble of none", "[ensemble]\nmembers = 0\n", "ensemble.members: must be in [1, 1000000], got 0"},
     {"ensemble key typo", "[ensemble]\nmember = 3\n", "ensemble.member: unknown key; did you mean 'ensemble.members'?"},
     {"ensemble without members", "[ensemble]\nseed = 1\n", "ensemble.members: missing"},
@@ -237,7 +270,8 @@ TEST(Recipe, EveryBadRecipeIsRefusedNamingTheKey) {
     } catch (const std::invalid_argument& e) {
       const std::string message = e.what();
       EXPECT_TRUE(message.starts_with("[prop.recipe] ")) << message;
-      EXPECT_NE(message.find(bad.message), std::string::npos) << "message: " << message << "\nexpected: " << bad.message;
+      EXPECT_NE(message.find(bad.message), std::string::npos)
+          << "message: " << message << "\nexpected: " << bad.message;
     }
   }
 }

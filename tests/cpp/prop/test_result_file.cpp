@@ -65,7 +65,8 @@ void expect_equal(const ResultData& a, const ResultData& b) {
   EXPECT_EQ(a.recipe, b.recipe);
   EXPECT_EQ(a.label, b.label);
   EXPECT_TRUE(config_differences(a.config, b.config).empty());
-  for (const auto& [name, member] : io::kStatisticsFields) EXPECT_EQ(a.statistics.*member, b.statistics.*member) << name;
+  for (const auto& [name, member] : io::kStatisticsFields)
+    EXPECT_EQ(a.statistics.*member, b.statistics.*member) << name;
   for (const auto& [name, member] : io::kLedgerCounters) EXPECT_EQ(a.ledger.*member, b.ledger.*member) << name;
   for (const auto& [name, member] : io::kLedgerReals) EXPECT_EQ(a.ledger.*member, b.ledger.*member) << name;
   EXPECT_EQ(a.planes.z, b.planes.z);
@@ -301,15 +302,20 @@ TEST(ResultFile, InconsistentFilesAreRefusedNamingTheProblem) {
     std::function<void(hid_t)> edit;
     const char* message;
   } cases[] = {
-      {[](hid_t f) { replace_string(f, "/meta/schema", "lockstep.prop/2"); }, "schema 'lockstep.prop/2', expected 'lockstep.prop/1'"},
+      {[](hid_t f) { replace_string(f, "/meta/schema", "lockstep.prop/2"); },
+       "schema 'lockstep.prop/2', expected 'lockstep.prop/1'"},
       {[](hid_t f) { H5Ldelete(f, "/planes/Et", H5P_DEFAULT); }, "missing dataset Et"},
       {[](hid_t f) { H5Ldelete(f, "/ledger", H5P_DEFAULT); }, "missing group /ledger"},
       {[](hid_t f) { replace_reals(f, "/stats/dz", {2}); }, "dz has shape (2,), expected (3,)"},
       {[](hid_t f) { replace_reals(f, "/grid/t", {31}); }, "t has shape (31,), expected (32,)"},
-      {[](hid_t f) { replace_reals(f, "/planes/Ew", {2, 32}); }, "Ew is not a complex compound"},
+      {[](hid_t f) {
+         replace_reals(f, "/planes/Ew", {2, 32});
+       },
+       "Ew is not a complex compound"},
       {[](hid_t f) { replace_reals(f, "/ledger/ffts", {}); }, "ffts is not int64"},
       {[](hid_t f) { replace_reals(f, "/meta/label", {}); }, "label is not a variable-length string"},
-      {[](hid_t f) { replace_string(f, "/meta/config_hash", "0123"); }, "/meta/config_hash 0123 does not match /meta/config"},
+      {[](hid_t f) { replace_string(f, "/meta/config_hash", "0123"); },
+       "/meta/config_hash 0123 does not match /meta/config"},
       {[](hid_t f) { replace_string(f, "/meta/config", "[fibre]\nlength = -1\n"); },
        "/meta/config is not a valid configuration: [prop.recipe] fibre.length: must be > 0"},
   };
@@ -341,7 +347,8 @@ TEST(ResultFile, TruncatedOrAlteredFilesAreRefused) {
   };
   std::vector<std::size_t> lengths{0, 1, 100, io::kSealSize - 1, io::kSealSize, io::kSealSize + 1, good.size() - 1};
   for (int i = 0; i < 150; ++i) lengths.push_back(std::uniform_int_distribution<std::size_t>(0, good.size() - 1)(rng));
-  for (const auto length : lengths) refused(std::vector<std::uint8_t>(good.begin(), good.begin() + length), "truncated to " + std::to_string(length));
+  for (const auto length : lengths)
+    refused(std::vector<std::uint8_t>(good.begin(), good.begin() + length), "truncated to " + std::to_string(length));
   for (int i = 0; i < 300; ++i) {
     auto bytes = good;
     while (bytes == good) {  // two flips of one bit cancel: draw again until the file differs
@@ -400,7 +407,8 @@ TEST(ResultFile, CheckpointOfTheDudleySize) {
   const auto read = std::chrono::steady_clock::now();
   const auto ms = [](auto d) { return std::chrono::duration<double, std::milli>(d).count(); };
   std::printf("checkpoint 200 planes x 8192 points: %.0f MB, write %.0f ms, read %.0f ms\n",
-              static_cast<double>(fs::file_size(dir.path() / "dudley.h5")) / 1e6, ms(written - start), ms(read - written));
+              static_cast<double>(fs::file_size(dir.path() / "dudley.h5")) / 1e6, ms(written - start),
+              ms(read - written));
   EXPECT_EQ(back.planes.field_w, data.planes.field_w);
 }
 

@@ -44,8 +44,7 @@ std::vector<Complex> input(std::size_t m) {
 
 std::vector<lp::Member> make_members(lp::Scheme scheme, bool adaptive, std::size_t count) {
   std::vector<lp::Member> members;
-  for (std::size_t m = 0; m < count; ++m)
-    members.emplace_back(make_config(scheme, adaptive, m), input(m));
+  for (std::size_t m = 0; m < count; ++m) members.emplace_back(make_config(scheme, adaptive, m), input(m));
   return members;
 }
 
@@ -55,8 +54,8 @@ std::vector<lp::Member*> pointers(std::vector<lp::Member>& members) {
   return p;
 }
 
-void run(std::vector<lp::Member>& members, std::vector<PointwiseKerr::Params> params,
-         lp::Evaluation evaluation, std::int64_t max_steps = 0) {
+void run(std::vector<lp::Member>& members, std::vector<PointwiseKerr::Params> params, lp::Evaluation evaluation,
+         std::int64_t max_steps = 0) {
   PointwiseKerr problem(kPoints, std::move(params));
   lp::RunOptions options;
   options.evaluation = evaluation;
@@ -234,8 +233,8 @@ TEST(Runner, ResumedMemberEqualsUninterrupted) {
     run(part, {kParams[2]}, lp::Evaluation::batched, 25);
     ASSERT_LT(part[0].z(), 2.0);
     std::vector<lp::Member> resumed;
-    resumed.push_back(lp::Member::resume(part[0].config(), part[0].spectrum(), part[0].ledger(),
-                                         part[0].statistics(), part[0].planes()));
+    resumed.push_back(lp::Member::resume(part[0].config(), part[0].spectrum(), part[0].ledger(), part[0].statistics(),
+                                         part[0].planes()));
     run(resumed, {kParams[2]}, lp::Evaluation::batched);
     expect_identical(resumed[0], whole[0], lp::tableau(scheme).name);
     // The resumed run re-evaluates the FSAL stage once.
@@ -455,8 +454,7 @@ TEST(Runner, ConfigurationErrorsNameTheField) {
   c = make_config(lp::Scheme::dp54ip, true);
   c.fibre.length = -1;
   expect_message(c, "fibre.length");
-  EXPECT_THROW(lp::Member(make_config(lp::Scheme::dp54ip, true), std::vector<Complex>(3)),
-               std::invalid_argument);
+  EXPECT_THROW(lp::Member(make_config(lp::Scheme::dp54ip, true), std::vector<Complex>(3)), std::invalid_argument);
 }
 
 TEST(Schedule, ExplicitScheduleGetsThePlanes) {

@@ -28,13 +28,15 @@ TEST(Scan, CartesianProductInTheOrderWrittenLastAxisFastest) {
 [scan]
 "pulse.peak_power" = ["5 kW", "10 kW"]
 "fibre.gamma" = [0.1, 0.11, "120 /W/km"]
-)", "scan.toml");
+)",
+                                "scan.toml");
   ASSERT_EQ(r.scan.size(), 2u);
   EXPECT_EQ(r.scan[0].key, "pulse.peak_power");  // the order written, not alphabetical
   const auto members = expand_members(r);
-  EXPECT_EQ(labels(members), (std::vector<std::string>{
-                                 "peak_power=5kW,gamma=0.1", "peak_power=5kW,gamma=0.11", "peak_power=5kW,gamma=120/W/km",
-                                 "peak_power=10kW,gamma=0.1", "peak_power=10kW,gamma=0.11", "peak_power=10kW,gamma=120/W/km"}));
+  EXPECT_EQ(labels(members),
+            (std::vector<std::string>{"peak_power=5kW,gamma=0.1", "peak_power=5kW,gamma=0.11",
+                                      "peak_power=5kW,gamma=120/W/km", "peak_power=10kW,gamma=0.1",
+                                      "peak_power=10kW,gamma=0.11", "peak_power=10kW,gamma=120/W/km"}));
   const double powers[] = {5e3, 5e3, 5e3, 10e3, 10e3, 10e3};
   const double gammas[] = {0.1, 0.11, 0.12, 0.1, 0.11, 0.12};
   for (std::size_t i = 0; i < members.size(); ++i) {
@@ -50,11 +52,12 @@ TEST(Scan, CartesianProductInTheOrderWrittenLastAxisFastest) {
 
 TEST(Scan, OrderFollowsTheRecipeAndNestedKeysWork) {
   // Axes written as nested tables ("fibre.gamma" without quotes) are the same keys.
-  const Recipe r = parse_recipe("[scan]\nstepping.scheme = [\"rk4ip\", \"dp54ip\"]\nfibre.self_steepening = [true, false]\n",
-                                "scan.toml");
+  const Recipe r = parse_recipe(
+      "[scan]\nstepping.scheme = [\"rk4ip\", \"dp54ip\"]\nfibre.self_steepening = [true, false]\n", "scan.toml");
   const auto members = expand_members(r);
-  EXPECT_EQ(labels(members), (std::vector<std::string>{"scheme=rk4ip,self_steepening=true", "scheme=rk4ip,self_steepening=false",
-                                                       "scheme=dp54ip,self_steepening=true", "scheme=dp54ip,self_steepening=false"}));
+  EXPECT_EQ(labels(members),
+            (std::vector<std::string>{"scheme=rk4ip,self_steepening=true", "scheme=rk4ip,self_steepening=false",
+                                      "scheme=dp54ip,self_steepening=true", "scheme=dp54ip,self_steepening=false"}));
   EXPECT_EQ(members[1].config.stepping.scheme, Scheme::rk4ip);
   EXPECT_FALSE(members[1].config.fibre.self_steepening);
   EXPECT_EQ(members[2].config.stepping.scheme, Scheme::dp54ip);
@@ -83,10 +86,11 @@ TEST(Scan, TheEnsembleExampleIsTheDudleyCaseWithTwentyNoisyMembers) {
 }
 
 TEST(Scan, EnsembleOfEveryScanPointMemberFastest) {
-  const auto members = expand_members(parse_recipe(
-      "[scan]\n\"pulse.peak_power\" = [\"1 kW\", \"2 kW\"]\n[ensemble]\nmembers = 3\n", "both.toml"));
-  EXPECT_EQ(labels(members), (std::vector<std::string>{"peak_power=1kW,member=0", "peak_power=1kW,member=1", "peak_power=1kW,member=2",
-                                                       "peak_power=2kW,member=0", "peak_power=2kW,member=1", "peak_power=2kW,member=2"}));
+  const auto members = expand_members(
+      parse_recipe("[scan]\n\"pulse.peak_power\" = [\"1 kW\", \"2 kW\"]\n[ensemble]\nmembers = 3\n", "both.toml"));
+  EXPECT_EQ(labels(members), (std::vector<std::string>{"peak_power=1kW,member=0", "peak_power=1kW,member=1",
+                                                       "peak_power=1kW,member=2", "peak_power=2kW,member=0",
+                                                       "peak_power=2kW,member=1", "peak_power=2kW,member=2"}));
   EXPECT_EQ(members[4].config.pulse.peak_power, 2e3);
   EXPECT_EQ(members[4].config.pulse.noise_seed, 1u);  // seed defaults to 0
   EXPECT_NE(config_hash(members[0].config), config_hash(members[1].config));
@@ -101,7 +105,8 @@ center_wavelength = "400 nm"
 [scan]
 "grid.time_window" = ["2 ps", "12.5 ps"]
 "pulse.fwhm" = ["50 fs", "1 ps"]
-)", "combo.toml");
+)",
+                                "combo.toml");
   try {
     expand_members(r);
     FAIL() << "accepted";
@@ -115,7 +120,8 @@ TEST(Scan, EnsembleSeedsStayBelow2To63) {
   // Seeds are stored as TOML integers: the last member's seed must still be one.
   const auto r = parse_recipe("[ensemble]\nmembers = 2\nseed = 9223372036854775807\n", "ens.toml");
   EXPECT_THROW(expand_members(r), std::invalid_argument);
-  EXPECT_EQ(expand_members(parse_recipe("[ensemble]\nmembers = 1\nseed = 9223372036854775807\n", "ens.toml")).size(), 1u);
+  EXPECT_EQ(expand_members(parse_recipe("[ensemble]\nmembers = 1\nseed = 9223372036854775807\n", "ens.toml")).size(),
+            1u);
 }
 
 }  // namespace

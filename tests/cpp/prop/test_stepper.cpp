@@ -85,8 +85,8 @@ TEST(Stepper, EvaluationsPerStepAndFsal) {
     const lp::Tableau* tab;
     int first, later;
   };
-  for (const Case& c : {Case{&lp::rk4ip_tableau(), 4, 4}, Case{&lp::erk43ip_tableau(), 5, 4},
-                        Case{&lp::dp54ip_tableau(), 7, 6}}) {
+  for (const Case& c :
+       {Case{&lp::rk4ip_tableau(), 4, 4}, Case{&lp::erk43ip_tableau(), 5, 4}, Case{&lp::dp54ip_tableau(), 7, 6}}) {
     lp::Stepper stepper(*c.tab, problem);
     stepper.load(0, y0.data(), {});
     stepper.trial(0, 1, 0.1);
@@ -174,8 +174,7 @@ TEST(ErrorNorm, Definitions) {
               5e-7 / (rtol * std::sqrt(5.0)), 1e-12);
   // point-wise scales: atol + rtol·2 for both points.
   const double r0 = 3e-7 / (atol + 2 * rtol), r1 = 4e-7 / (atol + 2 * rtol);
-  EXPECT_NEAR(lp::error_norm({lp::ErrorNorm::max, rtol, atol}, err.data(), y0.data(), y1.data(), 2),
-              r1, 1e-12);
+  EXPECT_NEAR(lp::error_norm({lp::ErrorNorm::max, rtol, atol}, err.data(), y0.data(), y1.data(), 2), r1, 1e-12);
   EXPECT_NEAR(lp::error_norm({lp::ErrorNorm::rms, rtol, atol}, err.data(), y0.data(), y1.data(), 2),
               std::sqrt((r0 * r0 + r1 * r1) / 2), 1e-12);
   const std::vector<Complex> bad = {{NAN, 0}, {0, 0}};

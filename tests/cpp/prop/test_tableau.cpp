@@ -92,8 +92,7 @@ int satisfied_order(const lp::Tableau& tab, const std::vector<double>& b, double
     const double expected = std::pow(theta, t.order()) / t.density();
     // The coefficients are ratios of integers up to ~1e12 rounded to double: 1e-14 is a few ulps
     // of the partial sums (they reach ~10 in magnitude for DP5).
-    if (std::abs(weight(b, stage_weights(tab, t)) - expected) > 1e-13)
-      order = std::min(order, t.order() - 1);
+    if (std::abs(weight(b, stage_weights(tab, t)) - expected) > 1e-13) order = std::min(order, t.order() - 1);
   }
   return order;
 }

@@ -24,10 +24,10 @@ using std::numbers::pi;
 
 namespace {
 
-constexpr double kT0 = 100e-15;     // s
-constexpr double kBeta2 = -20e-27;  // s²/m
-constexpr double kGamma = 0.01;     // 1/(W m)
-constexpr double kLd = kT0 * kT0 / 20e-27;  // 0.5 m
+constexpr double kT0 = 100e-15;                        // s
+constexpr double kBeta2 = -20e-27;                     // s²/m
+constexpr double kGamma = 0.01;                        // 1/(W m)
+constexpr double kLd = kT0 * kT0 / 20e-27;             // 0.5 m
 constexpr double kP1 = 20e-27 / (kGamma * kT0 * kT0);  // 200 W: the N = 1 peak power
 
 lp::Config base_config(double length) {
@@ -171,8 +171,7 @@ TEST(Validation, GaussianInLinearDispersion) {
   // And at z = L_D: √2.
   auto c1 = base_config(kLd);
   c1.fibre.gamma = 0;
-  EXPECT_NEAR(rms_width(field_of(propagate(c1, input).spectrum()), t) / rms_width(input, t),
-              std::sqrt(2.0), 1e-10);
+  EXPECT_NEAR(rms_width(field_of(propagate(c1, input).spectrum()), t) / rms_width(input, t), std::sqrt(2.0), 1e-10);
 }
 
 TEST(Validation, PureSelfPhaseModulation) {
@@ -290,10 +289,9 @@ TEST(Validation, ConvergenceOrderOnTheGnlse) {
     double expected;
     std::int64_t steps;
   };
-  for (const Case& k : {Case{lp::Scheme::rk4ip, 16, 256}, Case{lp::Scheme::erk43ip, 16, 256},
-                        Case{lp::Scheme::dp54ip, 32, 512}}) {
-    const double e1 = error(k.scheme, k.steps), e2 = error(k.scheme, 2 * k.steps),
-                 e3 = error(k.scheme, 4 * k.steps);
+  for (const Case& k :
+       {Case{lp::Scheme::rk4ip, 16, 256}, Case{lp::Scheme::erk43ip, 16, 256}, Case{lp::Scheme::dp54ip, 32, 512}}) {
+    const double e1 = error(k.scheme, k.steps), e2 = error(k.scheme, 2 * k.steps), e3 = error(k.scheme, 4 * k.steps);
     const auto name = lp::tableau(k.scheme).name;
     RecordProperty("errors_" + name, sci(e1) + " " + sci(e2) + " " + sci(e3));
     const double order = std::log2(e1 / e3) / 2;
@@ -334,8 +332,7 @@ void run_batch(std::vector<lp::Member>& members, lp::Evaluation evaluation) {
 }
 
 // Largest |a − b| over all values of two lists of spectra, relative to the largest |b|.
-double relative_difference(const std::vector<std::vector<Complex>>& a,
-                           const std::vector<std::vector<Complex>>& b) {
+double relative_difference(const std::vector<std::vector<Complex>>& a, const std::vector<std::vector<Complex>>& b) {
   double diff = 0, peak = 0;
   for (std::size_t r = 0; r < b.size(); ++r)
     for (std::size_t i = 0; i < b[r].size(); ++i) {
