@@ -15,13 +15,16 @@
 #   the GPU), instead of one suite after the other: harsher, and slower on a 16-core host (one
 #   round of 8 copies of the four suites, 32 processes, ran past 530 s on an H100 host).
 #   --seconds S: starts no round after S seconds (the rounds run are reported).
+#   --copy-timeout S: a copy still running after S seconds is killed and counts as failed,
+#   "timed out" (default 1200), so that a copy that waits forever shows as such.
 # Prints one line per suite and round ("failed: K of N"), and a summary; exits 1 on any failure.
 set -uo pipefail
-TOGETHER=0 SECONDS_LIMIT=0
+TOGETHER=0 SECONDS_LIMIT=0 COPY_TIMEOUT=1200
 while [[ "${1:-}" == --* ]]; do
   case "$1" in
     --together) TOGETHER=1; shift ;;
     --seconds) SECONDS_LIMIT="$2"; shift 2 ;;
+    --copy-timeout) COPY_TIMEOUT="$2"; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -50,13 +53,16 @@ round() {
     cmd="$(suite_command "$suite")" || exit 2
     for ((copy = 1; copy <= N; copy++)); do
       logs+=("$RESULTS/stress-$suite-r$r-c$copy.log")
-      bash -c "$cmd" >"${logs[-1]}" 2>&1 &
+      timeout --kill-after=10 "$COPY_TIMEOUT" bash -c "$cmd" >"${logs[-1]}" 2>&1 &
       pids+=($!)
     done
   done
   for i in "${!pids[@]}"; do
-    if ! wait "${pids[$i]}"; then
+    wait "${pids[$i]}"
+    local rc=$?
+    if ((rc != 0)); then
       failed=$((failed + 1))
+      if ((rc == 124 || rc == 137)); then echo "   ${logs[$i]} TIMED OUT after $COPY_TIMEOUT s; its last lines:"; tail -n 4 "${logs[$i]}" | sed 's/^/     /'; continue; fi
       echo "   ${logs[$i]} FAILED; its failures:"
       grep -E "^\[  FAILED  \]|FAILED|Error|error" "${logs[$i]}" | head -n 8 | sed 's/^/     /'
     fi
