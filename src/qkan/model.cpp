@@ -87,8 +87,7 @@ std::int64_t chunk_begin(std::int64_t c, std::int64_t chunks, std::int64_t B) { 
 void check_batch(const Model& m, std::span<const double> x, std::int64_t B) {
   if (m.widths.size() < 2 || m.layers.size() + 1 != m.widths.size())
     invalid_argument(kWhere, "the model has ", m.layers.size(), " layers for ", m.widths.size(), " widths");
-  if (B < 0 || static_cast<std::int64_t>(x.size()) != B * m.widths[0])
-    invalid_argument(kWhere, "x has ", x.size(), " values, expected B·", m.widths[0], " = ", B * m.widths[0]);
+  check_inputs(m, x, B);
   if (m.options.compute != DType::f32 && m.options.compute != DType::f64)
     invalid_argument(kWhere, "unknown compute precision");
 }

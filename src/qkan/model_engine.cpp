@@ -52,9 +52,7 @@ class HostModelEngine final : public ModelEngine {
   void load(ModelRows& rows, std::span<const double> x, std::int64_t B, std::span<const double> targets,
             Loss kind) override {
     HostRows& r = own<HostRows>(rows);
-    const std::int64_t I = model_.widths.front();
-    if (B < 0 || static_cast<std::int64_t>(x.size()) != B * I)
-      invalid_argument(kWhere, "x has ", x.size(), " values, expected B·", I, " = ", B * I);
+    check_inputs(model_, x, B);
     if (!targets.empty()) check_targets(model_, targets, B, kind);
     r.x.assign(x.begin(), x.end());
     r.targets.assign(targets.begin(), targets.end());

@@ -1,4 +1,4 @@
-// The training losses by name and the checks of their targets (model.hpp); the per-row math,
+// The training losses by name and the checks of their inputs and targets (model.hpp); the per-row math,
 // shared with the CUDA model: loss_math.hpp.
 #include <cmath>
 
@@ -10,6 +10,11 @@ namespace lockstep::qkan {
 namespace {
 constexpr std::string_view kWhere = "qkan.model";
 }  // namespace
+
+void check_inputs(const Model& m, std::span<const double> x, std::int64_t B) {
+  if (B < 0 || static_cast<std::int64_t>(x.size()) != B * m.widths.front())
+    invalid_argument(kWhere, "x has ", x.size(), " values, expected B·", m.widths.front(), " = ", B * m.widths.front());
+}
 
 void check_targets(const Model& m, std::span<const double> t, std::int64_t B, Loss kind) {
   const std::int64_t O = m.widths.back();

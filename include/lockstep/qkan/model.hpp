@@ -89,6 +89,9 @@ Options solver_options(const Model& model);
 enum class Loss { mse, cross_entropy };
 Loss parse_loss(std::string_view name);
 
+/// Throws std::invalid_argument unless x holds B rows of the model's widths[0] inputs (B ≥ 0).
+void check_inputs(const Model& model, std::span<const double> x, std::int64_t B);
+
 /// Throws std::invalid_argument unless `targets` suit loss() for B rows of `model`: B·O values
 /// for mse, B class indices (integral values in [0, O)) for cross-entropy.
 void check_targets(const Model& model, std::span<const double> targets, std::int64_t B, Loss kind);

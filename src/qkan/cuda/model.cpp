@@ -332,8 +332,7 @@ void CudaModel::load(CudaBatch& batch, std::span<const double> x, std::int64_t B
                      Loss kind) const {
   const Model& m = state_->host;
   const std::int64_t I = m.widths.front(), O = m.widths.back();
-  if (B < 0 || static_cast<std::int64_t>(x.size()) != B * I)
-    invalid_argument(kWhere, "x has ", x.size(), " values, expected B·", I, " = ", B * I);
+  check_inputs(m, x, B);
   CudaBatch::State& b = batch.state();
   b.has_targets = !targets.empty();
   if (!targets.empty()) {
