@@ -13,9 +13,10 @@ add_library(lockstep_prop STATIC
 )
 target_link_libraries(lockstep_prop PUBLIC lockstep_core)
 target_include_directories(lockstep_prop PRIVATE ${PROJECT_SOURCE_DIR})  # src/core/hd.hpp, src/core/cuda/runtime.hpp
-# The CUDA engine (cuda/engine.cpp over cuFFT and the kernels of cuda/kernels.cu), or its stub without CUDA.
+# The CUDA engine (cuda/engine.cpp over cuFFT and the kernels of cuda/kernels.cu, its tables in
+# cuda/device_physics.cpp, its reads in cuda/plane_reader.cpp), or its stub without CUDA.
 if(_cuda)
-  target_sources(lockstep_prop PRIVATE cuda/engine.cpp cuda/kernels.cu)
+  target_sources(lockstep_prop PRIVATE cuda/engine.cpp cuda/device_physics.cpp cuda/plane_reader.cpp cuda/kernels.cu)
   target_link_libraries(lockstep_prop PRIVATE CUDA::cudart CUDA::cufft)
   include(${CMAKE_CURRENT_LIST_DIR}/cuda/cufftdx.cmake)
 else()

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "device_physics.hpp"
 #include "fft_plan.hpp"
 #include "launch.hpp"
 #include "lockstep/core/backend.hpp"
@@ -18,6 +19,7 @@
 #include "lockstep/prop/grid.hpp"
 #include "lockstep/prop/physics_problem.hpp"
 #include "lockstep/prop/stage_plan.hpp"
+#include "plane_reader.hpp"
 #include "src/core/cuda/runtime.hpp"
 
 namespace lockstep::prop {
@@ -53,12 +55,11 @@ template <class R> class CudaEngine final : public Engine {
 
  public:
   CudaEngine(std::span<const Config* const> configs, const Tableau& tableau, const CudaOptions& options)
-      : CudaEngine(make_batch_physics(configs), tableau, options) {}
+      : CudaEngine(fitting_the_device(make_batch_physics(configs), tableau, options), tableau, options) {}
   ~CudaEngine() override {
-    // A trial may still run (an error between start_trial() and finish_trial()), and host
-    // functions may still write rows from the slots: both finish before anything is freed.
+    // A trial may still run (an error between start_trial() and finish_trial()): it finishes
+    // before anything is freed (the reader waits for its planes itself).
     cudaStreamSynchronize(stream_);
-    cudaStreamSynchronize(copy_stream_);
   }
 
   const Tableau& tableau() const override { return tableau_; }
@@ -68,26 +69,16 @@ template <class R> class CudaEngine final : public Engine {
   void start_trial(double h, Evaluation evaluation) override;
   void finish_trial() override;
   int evaluations(std::int64_t) const override { return evaluations_; }
-  std::int64_t ffts_per_evaluation(std::int64_t) const override { return raman_ ? 4 : 2; }
+  std::int64_t ffts_per_evaluation(std::int64_t) const override { return physics_.raman ? 4 : 2; }
   double norm(std::int64_t member) const override { return norms_.get()[2 * checked(member)]; }
   bool finite(std::int64_t member) const override { return norms_.get()[2 * checked(member) + 1] != 0; }
   void accept() override;
   FieldMeasures measures(std::int64_t member) override;
   void read_solutions(std::span<Complex* const> rows) override;
   void read_dense_output(double theta, std::span<Complex* const> rows) override;
-  void finish_reads() override { check(cudaStreamSynchronize(copy_stream_), "plane copies"); }
+  void finish_reads() override { reader_.finish(); }
 
  private:
-  // A plane on its way to the host: copied on the device (the stepping goes on), then to
-  // pinned memory on the copy stream, then into the caller's rows by a host function.
-  struct PlaneSlot {
-    rt::DeviceBuffer<Cx> device;
-    rt::PinnedBuffer<Cx> host;
-    rt::Event ready{kWhere}, done{kWhere};  // the device copy is made; the rows are written
-    std::vector<Complex*> rows;
-    std::int64_t n = 0;
-    static void CUDART_CB write_rows(void* slot);
-  };
   // Members [first, first + count), whose kernels run on `stream`.
   struct Range {
     std::int64_t first, count;
@@ -109,7 +100,10 @@ template <class R> class CudaEngine final : public Engine {
     rt::GraphExec exec;
   };
 
-  CudaEngine(BatchPhysics batch, const Tableau& tableau, const CudaOptions& options);
+  CudaEngine(const BatchPhysics& batch, const Tableau& tableau, const CudaOptions& options);
+  /// `batch`, where the engine's memory fits the device; DeviceMemoryExhausted otherwise
+  /// (refused clearly rather than failing in the middle of an allocation).
+  static BatchPhysics fitting_the_device(BatchPhysics batch, const Tableau& tableau, const CudaOptions& options);
 
   std::int64_t checked(std::int64_t member) const {
     if (member < 0 || member >= m_) invalid_argument(kWhere, "member ", member, " outside [0, ", m_, ")");
@@ -139,46 +133,32 @@ template <class R> class CudaEngine final : public Engine {
   void apply_windows();
   void compute_measures();
   cuda::MeasureTarget measure_target(double* out) const {
-    return {out, omega_.get(), grid_.omega0(), grid_.dt(), kHbar};
+    return {out, physics_.omega.get(), grid_.omega0(), grid_.dt(), kHbar};
   }
-  PlaneSlot& claim_slot(std::span<Complex* const> rows);
-  void send(PlaneSlot& slot);
+  Cx* claim_plane(std::span<Complex* const> rows);
   void upload_loaded();
 
   const Tableau& tableau_;
   StagePlan plan_;
   Grid grid_;
-  std::int64_t m_, n_, groups_ = 0;
-  // The engine's streams: the stepping and the planes' way to the host. Declared before every
-  // buffer, so that they outlive them.
-  rt::Stream stepping_stream_{kWhere}, copy_stream_owner_{kWhere};
-  cudaStream_t stream_ = stepping_stream_.get(), copy_stream_ = copy_stream_owner_.get();
+  std::int64_t m_, n_;
+  // The stepping stream, declared before every buffer, so that it outlives them.
+  rt::Stream stepping_stream_{kWhere};
+  cudaStream_t stream_ = stepping_stream_.get();
+  cuda::DevicePhysics<R> physics_;
+  cuda::DeviceErrorControls controls_;
   bool use_graphs_;
   bool fused_;               // each evaluation of N as one kernel (fused_evaluation.cu), where the build has it
   cuda::Prefetch prefetch_;  // the fused evaluation's (CudaOptions::l2_prefetch)
   std::vector<std::unique_ptr<Lane>> lanes_;  // empty: the trial runs as one range on stream_
   rt::Event fork_{kWhere};                    // the lanes start from stream_
   std::vector<CapturedTrial> graphs_;
-  bool raman_ = false, frequency_windows_ = false, time_windows_ = false;
   // An FSAL stage and no windows: N(candidate) is the next step's first stage, and the trial
   // measures the candidate (windows change the solution after the trial).
   bool fsal_carries_ = false;
 
-  // Per member
-  rt::DeviceBuffer<int> group_;
-  rt::DeviceBuffer<R> kerr_, raman_coefficient_;
-  rt::DeviceBuffer<unsigned char> has_frequency_window_, has_time_window_;
-  rt::DeviceBuffer<int> norm_kind_;
-  rt::DeviceBuffer<double> rtol_, atol_;
-  std::vector<ErrorControl> controls_;
-  bool controls_dirty_ = true;
-  // Per group
-  rt::DeviceBuffer<double2> linear_;
-  rt::DeviceBuffer<R> gamma_shock_, frequency_window_, time_window_;
-  rt::DeviceBuffer<Cx> raman_response_;  // n/2 + 1 per group
-  rt::DeviceBuffer<Cx> exponentials_;    // groups × deltas × n (group stride deltas·n)
+  rt::DeviceBuffer<Cx> exponentials_;  // groups × deltas × n (group stride deltas·n)
   rt::DeviceBuffer<Cx> dense_exponential_;
-  rt::DeviceBuffer<double> omega_;
   // Rows (members × n)
   rt::DeviceBuffer<Cx> y_, candidate_, frame_, input_, time_, stage_values_, k_values_;
   std::vector<Cx*> n_rows_, k_rows_;  // per stage
@@ -192,9 +172,8 @@ template <class R> class CudaEngine final : public Engine {
   rt::DeviceBuffer<double> device_norms_, device_measures_, device_candidate_measures_;
   rt::PinnedBuffer<double> norms_, measures_, candidate_measures_;  // candidate's: where fsal_carries_
   rt::PinnedBuffer<Cx> staging_;                                    // rows loaded (allocated at the first load)
-  std::vector<char> loaded_;                       // per member: a staged row waits for upload_loaded()
-  std::vector<std::unique_ptr<PlaneSlot>> slots_;  // two, used in turn
-  std::size_t next_slot_ = 0;
+  std::vector<char> loaded_;  // per member: a staged row waits for upload_loaded()
+  cuda::PlaneReader<R> reader_;
 
   // Without an FSAL stage, when the solution takes the last stage's N as a direct term (and
   // not its k): the solution's other terms and that weight, so that the last evaluation writes
@@ -216,14 +195,33 @@ template <class R> class CudaEngine final : public Engine {
 };
 
 template <class R>
-CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, const CudaOptions& options)
+BatchPhysics CudaEngine<R>::fitting_the_device(BatchPhysics batch, const Tableau& tableau, const CudaOptions& options) {
+  std::size_t free_bytes = 0, total_bytes = 0;
+  check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+  const auto members = static_cast<std::int64_t>(batch.physics.size());
+  const std::int64_t points = batch.grid.size();
+  const std::int64_t needed =
+      members * cuda_engine_bytes_per_member(tableau, points, sizeof(R) == 8 ? DType::f64 : DType::f32, options);
+  if (needed > static_cast<std::int64_t>(free_bytes))
+    device_memory_exhausted(kWhere, members, " members of ", points, " points need about ", needed / 1048576,
+                            " MiB of device memory; ", free_bytes / 1048576,
+                            " MiB are free (run fewer members per batch)");
+  return batch;
+}
+
+template <class R>
+CudaEngine<R>::CudaEngine(const BatchPhysics& batch, const Tableau& tableau, const CudaOptions& options)
     : tableau_(tableau),
       plan_(tableau),
-      grid_(std::move(batch.grid)),
+      grid_(batch.grid),
       m_(static_cast<std::int64_t>(batch.physics.size())),
       n_(grid_.size()),
+      physics_(batch, stream_),
+      controls_(m_, stream_),
       use_graphs_(options.graphs),
-      fused_(options.fused_evaluation && cuda::fused_evaluation_supported<R>(n_)) {
+      fused_(options.fused_evaluation && cuda::fused_evaluation_supported<R>(n_)),
+      loaded_(static_cast<std::size_t>(m_), 0),
+      reader_(m_, n_, stream_) {
   if (options.lanes < 1) invalid_argument(kWhere, "lanes = ", options.lanes, " must be ≥ 1");
   if (!(options.l2_prefetch >= 0 && options.l2_prefetch <= 1))
     invalid_argument(kWhere, "l2_prefetch = ", options.l2_prefetch, " must lie in [0, 1]");
@@ -252,47 +250,7 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, const Cuda
     }
     error_rest_ = std::move(rest);
   }
-  // Physics per member, grouped by equal arrays (a shot-noise ensemble is one group).
-  const std::vector<MemberPhysics>& physics = batch.physics;
-  const std::vector<Windows>& windows = batch.windows;
-  std::vector<int> group(static_cast<std::size_t>(m_));
-  std::vector<std::int64_t> representative;
-  std::vector<R> kerr, raman;
-  std::vector<unsigned char> has_f, has_t;
-  const double n = static_cast<double>(n_);
-  for (std::int64_t i = 0; i < m_; ++i) {
-    const MemberPhysics& p = physics[static_cast<std::size_t>(i)];
-    const Windows& w = windows[static_cast<std::size_t>(i)];
-    raman_ = raman_ || p.has_raman();
-    kerr.push_back(static_cast<R>((1 - p.raman_fraction) / (n * n * n)));
-    raman.push_back(static_cast<R>(p.raman_fraction / (n * n * n * n)));
-    has_f.push_back(w.frequency.empty() ? 0 : 1);
-    has_t.push_back(w.time.empty() ? 0 : 1);
-    frequency_windows_ = frequency_windows_ || !w.frequency.empty();
-    time_windows_ = time_windows_ || !w.time.empty();
-    std::size_t g = 0;
-    for (; g < representative.size(); ++g) {
-      const auto r = static_cast<std::size_t>(representative[g]);
-      if (physics[r].linear == p.linear && physics[r].gamma_shock == p.gamma_shock &&
-          physics[r].raman_spectrum == p.raman_spectrum && windows[r].time == w.time &&
-          windows[r].frequency == w.frequency)
-        break;
-    }
-    if (g == representative.size()) representative.push_back(i);
-    group[static_cast<std::size_t>(i)] = static_cast<int>(g);
-  }
-  groups_ = static_cast<std::int64_t>(representative.size());
-  fsal_carries_ = plan_.fsal_stage && !frequency_windows_ && !time_windows_;
-
-  // Memory: refuse clearly rather than fail in the middle of an allocation.
-  std::size_t free_bytes = 0, total_bytes = 0;
-  check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
-  const std::int64_t needed =
-      m_ * cuda_engine_bytes_per_member(tableau, n_, sizeof(R) == 8 ? DType::f64 : DType::f32, options);
-  if (needed > static_cast<std::int64_t>(free_bytes))
-    device_memory_exhausted(kWhere, m_, " members of ", n_, " points need about ", needed / 1048576,
-                            " MiB of device memory; ", free_bytes / 1048576,
-                            " MiB are free (run fewer members per batch)");
+  fsal_carries_ = plan_.fsal_stage && !physics_.frequency_windows && !physics_.time_windows;
 
   // Lanes on the fused path only: the cuFFT path's plans transform the whole batch.
   const std::int64_t lanes = fused_ ? std::min<std::int64_t>(options.lanes, m_) : 1;
@@ -309,68 +267,14 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, const Cuda
     lanes_.push_back(std::move(lane));
   }
 
-  // Per-group tables.
-  const std::int64_t half = n_ / 2 + 1;
-  std::vector<double2> linear;
-  std::vector<R> gamma_shock, wf, wt;
-  std::vector<Cx> response;
-  for (std::int64_t r : representative) {
-    const MemberPhysics& p = physics[static_cast<std::size_t>(r)];
-    const Windows& w = windows[static_cast<std::size_t>(r)];
-    for (std::int64_t k = 0; k < n_; ++k) {
-      const auto u = static_cast<std::size_t>(k);
-      linear.push_back({p.linear[u].real(), p.linear[u].imag()});
-      gamma_shock.push_back(static_cast<R>(p.gamma_shock[u]));
-      wf.push_back(static_cast<R>(w.frequency.empty() ? 1.0 : w.frequency[u]));
-      wt.push_back(static_cast<R>(w.time.empty() ? 1.0 : w.time[u]));
-    }
-    for (std::int64_t k = 0; k < half; ++k) {
-      const Complex h = p.has_raman() ? p.raman_spectrum[static_cast<std::size_t>(k)] : Complex{};
-      response.push_back({static_cast<R>(h.real()), static_cast<R>(h.imag())});
-    }
-  }
-  group_ = device_array<int>(m_);
-  group_.upload(group, stream_, kWhere);
-  kerr_ = device_array<R>(m_);
-  kerr_.upload(kerr, stream_, kWhere);
-  raman_coefficient_ = device_array<R>(m_);
-  raman_coefficient_.upload(raman, stream_, kWhere);
-  has_frequency_window_ = device_array<unsigned char>(m_);
-  has_frequency_window_.upload(has_f, stream_, kWhere);
-  has_time_window_ = device_array<unsigned char>(m_);
-  has_time_window_.upload(has_t, stream_, kWhere);
-  norm_kind_ = device_array<int>(m_);
-  rtol_ = device_array<double>(m_);
-  atol_ = device_array<double>(m_);
-  controls_.assign(static_cast<std::size_t>(m_), ErrorControl{});
-  loaded_.assign(static_cast<std::size_t>(m_), 0);
-  linear_ = device_array<double2>(groups_ * n_);
-  linear_.upload(linear, stream_, kWhere);
-  gamma_shock_ = device_array<R>(groups_ * n_);
-  gamma_shock_.upload(gamma_shock, stream_, kWhere);
-  if (frequency_windows_) {
-    frequency_window_ = device_array<R>(groups_ * n_);
-    frequency_window_.upload(wf, stream_, kWhere);
-  }
-  if (time_windows_) {
-    time_window_ = device_array<R>(groups_ * n_);
-    time_window_.upload(wt, stream_, kWhere);
-  }
-  if (raman_) {
-    raman_response_ = device_array<Cx>(groups_ * half);
-    raman_response_.upload(response, stream_, kWhere);
-  }
-  exponentials_ = device_array<Cx>(groups_ * exponential_stride());
-  if (tableau.has_dense_output()) dense_exponential_ = device_array<Cx>(groups_ * n_);
-  omega_ = device_array<double>(n_);
-  omega_.upload(grid_.omega(), stream_, kWhere);
-
+  exponentials_ = device_array<Cx>(physics_.groups * exponential_stride());
+  if (tableau.has_dense_output()) dense_exponential_ = device_array<Cx>(physics_.groups * n_);
   for (rt::DeviceBuffer<Cx>* rows : {&y_, &candidate_, &frame_}) *rows = device_array<Cx>(total());
   if (!fused_) input_ = device_array<Cx>(total());
   if (error_rest_) error_ = device_array<Cx>(total());
   // The complex plan and its time row: the cuFFT path's evaluations and measures, and the
   // time windows on either path.
-  if (!fused_ || time_windows_) {
+  if (!fused_ || physics_.time_windows) {
     time_ = device_array<Cx>(total());
     c2c_ = std::make_unique<cuda::FftPlan>(cuda::Fft<R>::c2c, n_, m_, stream_);
   }
@@ -381,16 +285,16 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, const Cuda
     k_rows_.push_back(k_values_.get() + j * total());
   }
   if (fused_) {
-    const int per_multiprocessor = cuda::prepare_fused_evaluation<R>(n_, raman_);
+    const int per_multiprocessor = cuda::prepare_fused_evaluation<R>(n_, physics_.raman);
     int device = 0, multiprocessors = 0, l2 = 0;
     check(cudaGetDevice(&device), "cudaGetDevice");
     check(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
     check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device), "cudaDeviceGetAttribute");
     prefetch_.ahead = std::int64_t{per_multiprocessor} * multiprocessors;
     if (prefetch_.ahead > 0) prefetch_.budget = static_cast<std::int64_t>(options.l2_prefetch * l2) / prefetch_.ahead;
-  } else if (raman_) {
+  } else if (physics_.raman) {
     intensity_ = device_array<R>(total());
-    half_spectrum_ = device_array<Cx>(m_ * half);
+    half_spectrum_ = device_array<Cx>(m_ * (n_ / 2 + 1));
     r2c_ = std::make_unique<cuda::FftPlan>(cuda::Fft<R>::r2c, n_, m_, stream_);
     c2r_ = std::make_unique<cuda::FftPlan>(cuda::Fft<R>::c2r, n_, m_, stream_);
   }
@@ -405,15 +309,6 @@ CudaEngine<R>::CudaEngine(BatchPhysics batch, const Tableau& tableau, const Cuda
   norms_ = rt::PinnedBuffer<double>(2 * m_, kWhere);
   measures_ = rt::PinnedBuffer<double>(4 * m_, kWhere);
   std::fill(norms_.get(), norms_.get() + 2 * m_, std::numeric_limits<double>::quiet_NaN());
-  // Two plane slots, made here so that a read never allocates: the reads after a failure bring
-  // the last accepted fields back, and must not fail for want of memory themselves.
-  for (int k = 0; k < 2; ++k) {
-    auto slot = std::make_unique<PlaneSlot>();
-    slot->device = device_array<Cx>(total());
-    slot->host = rt::PinnedBuffer<Cx>(total(), kWhere);
-    slot->n = n_;
-    slots_.push_back(std::move(slot));
-  }
   // The zero fills and uploads above are complete before the first call.
   check(cudaStreamSynchronize(stream_), "construction");
 }
@@ -428,8 +323,7 @@ template <class R> void CudaEngine<R>::load(std::int64_t member, const Complex* 
   for (std::int64_t k = 0; k < n_; ++k)
     row[k] = {static_cast<R>(spectrum[k].real()), static_cast<R>(spectrum[k].imag())};
   loaded_[static_cast<std::size_t>(member)] = 1;
-  controls_[static_cast<std::size_t>(member)] = control;
-  controls_dirty_ = true;
+  controls_.set(member, control);
   fsal_ready_ = fsal_pending_ = false;
   measures_stale_ = true;
 }
@@ -492,8 +386,8 @@ template <class R> cuda::StageOutput<R> CudaEngine<R>::stage_output(int stage, C
 }
 
 template <class R> void CudaEngine<R>::combine(const cuda::Combination<R>& c, Cx* out, const Range& range) {
-  cuda::combine<R>(cuda::from_member(c, range.first, n_), group_.get() + range.first, out + range.first * n_, n_,
-                   range.count, range.stream);
+  cuda::combine<R>(cuda::from_member(c, range.first, n_), physics_.group.get() + range.first, out + range.first * n_,
+                   n_, range.count, range.stream);
 }
 
 template <class R> void CudaEngine<R>::update_exponentials(double h) {
@@ -501,16 +395,17 @@ template <class R> void CudaEngine<R>::update_exponentials(double h) {
   e.count = static_cast<int>(plan_.deltas.size());
   if (e.count == 0) return;
   for (int d = 0; d < e.count; ++d) e.x[d] = plan_.deltas[static_cast<std::size_t>(d)] * h;
-  cuda::exponentials<R>(linear_.get(), e, exponentials_.get(), n_, groups_, stream_);
+  cuda::exponentials<R>(physics_.linear.get(), e, exponentials_.get(), n_, physics_.groups, stream_);
 }
 
 template <class R>
 void CudaEngine<R>::evaluate(const cuda::Combination<R>& input, const cuda::StageOutput<R>& out, const Range& range) {
   if (fused_) {
     const std::int64_t f = range.first;
-    cuda::fused_evaluation<R>(cuda::from_member(input, f, n_), cuda::from_member(out, f, n_), group_.get() + f,
-                              raman_ ? raman_response_.get() : nullptr, gamma_shock_.get(), kerr_.get() + f,
-                              raman_coefficient_.get() + f, n_, range.count, prefetch_, range.stream);
+    cuda::fused_evaluation<R>(cuda::from_member(input, f, n_), cuda::from_member(out, f, n_), physics_.group.get() + f,
+                              physics_.raman ? physics_.raman_response.get() : nullptr, physics_.gamma_shock.get(),
+                              physics_.kerr.get() + f, physics_.raman_coefficient.get() + f, n_, range.count, prefetch_,
+                              range.stream);
     return;
   }
   // The cuFFT path has no lanes: the range is the whole batch, on stream_.
@@ -523,19 +418,20 @@ void CudaEngine<R>::evaluate(const cuda::Combination<R>& input, const cuda::Stag
   const cuda::MeasureTarget& t = out.measures;
   if (t.out) cuda::measures<R>(in, time_.get(), t.omega, t.omega0, t.dt, t.hbar, t.out, m_, n_, stream_);
   const R* r = nullptr;
-  if (raman_) {
+  if (physics_.raman) {
     // h_R ⊛ |A|² through the real transforms (e^{−i} forward: the product takes conj(H_R), as
     // the host's NonlinearBatch explains).
     const std::int64_t half = n_ / 2 + 1;
     cuda::intensity<R>(time_.get(), intensity_.get(), n_, m_, stream_);
     cuda::Fft<R>::forward_real(r2c_->get(), intensity_.get(), half_spectrum_.get());
-    cuda::raman_product<R>(half_spectrum_.get(), raman_response_.get(), group_.get(), half, m_, stream_);
+    cuda::raman_product<R>(half_spectrum_.get(), physics_.raman_response.get(), physics_.group.get(), half, m_,
+                           stream_);
     cuda::Fft<R>::inverse_real(c2r_->get(), half_spectrum_.get(), intensity_.get());
     r = intensity_.get();
   }
-  cuda::kerr_raman<R>(time_.get(), r, kerr_.get(), raman_coefficient_.get(), n_, m_, stream_);
+  cuda::kerr_raman<R>(time_.get(), r, physics_.kerr.get(), physics_.raman_coefficient.get(), n_, m_, stream_);
   cuda::Fft<R>::complex(c2c_->get(), time_.get(), time_.get(), CUFFT_INVERSE);
-  cuda::finish_stage<R>(time_.get(), gamma_shock_.get(), group_.get(), out, n_, m_, stream_);
+  cuda::finish_stage<R>(time_.get(), physics_.gamma_shock.get(), physics_.group.get(), out, n_, m_, stream_);
 }
 
 template <class R> void CudaEngine<R>::start_trial(double h, Evaluation evaluation) {
@@ -546,19 +442,7 @@ template <class R> void CudaEngine<R>::start_trial(double h, Evaluation evaluati
   if (!(h > 0) || !std::isfinite(h)) invalid_argument(kWhere, "step length ", h, " m must be > 0");
   const int s = plan_.stages;
   upload_loaded();
-  if (controls_dirty_) {
-    std::vector<int> kind;
-    std::vector<double> rtol, atol;
-    for (const ErrorControl& c : controls_) {
-      kind.push_back(static_cast<int>(c.norm));
-      rtol.push_back(c.rtol);
-      atol.push_back(c.atol);
-    }
-    norm_kind_.upload(kind, stream_, kWhere);
-    rtol_.upload(rtol, stream_, kWhere);
-    atol_.upload(atol, stream_, kWhere);
-    controls_dirty_ = false;
-  }
+  controls_.upload(stream_);
   if (h != cached_h_) {
     update_exponentials(h);
     cached_h_ = h;
@@ -657,9 +541,9 @@ template <class R> void CudaEngine<R>::enqueue_trial(const Range& range) {
                    error_.get(),
                    y_.get(),
                    candidate_.get(),
-                   norm_kind_.get(),
-                   rtol_.get(),
-                   atol_.get()};
+                   controls_.kind(),
+                   controls_.rtol(),
+                   controls_.atol()};
     evaluate(combination(is_fsal ? plan_.solution : plan_.stage_inputs[static_cast<std::size_t>(i)]), out, range);
   }
   if (!plan_.fsal_stage && !solution_rest_) combine(combination(plan_.solution), candidate_.get(), range);
@@ -667,9 +551,9 @@ template <class R> void CudaEngine<R>::enqueue_trial(const Range& range) {
   const bool estimated = tableau_.has_error_estimate();
   const cuda::Combination<R> error = estimated ? combination(plan_.error) : cuda::Combination<R>{};
   const std::int64_t f = range.first, row = f * n_;
-  cuda::norms<R>(cuda::from_member(error, f, n_), estimated, group_.get() + f, y_.get() + row, candidate_.get() + row,
-                 norm_kind_.get() + f, rtol_.get() + f, atol_.get() + f, device_norms_.get() + 2 * f, range.count, n_,
-                 range.stream);
+  cuda::norms<R>(cuda::from_member(error, f, n_), estimated, physics_.group.get() + f, y_.get() + row,
+                 candidate_.get() + row, controls_.kind() + f, controls_.rtol() + f, controls_.atol() + f,
+                 device_norms_.get() + 2 * f, range.count, n_, range.stream);
 }
 
 // Enqueues the trial directly, or replays it as a CUDA graph captured at the first trial with
@@ -705,15 +589,15 @@ template <class R> void CudaEngine<R>::launch_trial() {
 }
 
 template <class R> void CudaEngine<R>::apply_windows() {
-  if (frequency_windows_)
-    cuda::window<R>(y_.get(), frequency_window_.get(), group_.get(), has_frequency_window_.get(), R(1), n_, m_,
-                    stream_);
-  if (time_windows_) {
+  if (physics_.frequency_windows)
+    cuda::window<R>(y_.get(), physics_.frequency_window.get(), physics_.group.get(),
+                    physics_.has_frequency_window.get(), R(1), n_, m_, stream_);
+  if (physics_.time_windows) {
     cuda::Fft<R>::complex(c2c_->get(), y_.get(), time_.get(), CUFFT_FORWARD);
-    cuda::window<R>(time_.get(), time_window_.get(), group_.get(), has_time_window_.get(),
+    cuda::window<R>(time_.get(), physics_.time_window.get(), physics_.group.get(), physics_.has_time_window.get(),
                     static_cast<R>(1.0 / static_cast<double>(n_)), n_, m_, stream_);
     cuda::Fft<R>::complex(c2c_->get(), time_.get(), time_.get(), CUFFT_INVERSE);
-    cuda::copy_flagged<R>(time_.get(), y_.get(), has_time_window_.get(), n_, m_, stream_);
+    cuda::copy_flagged<R>(time_.get(), y_.get(), physics_.has_time_window.get(), n_, m_, stream_);
   }
 }
 
@@ -757,54 +641,29 @@ template <class R> FieldMeasures CudaEngine<R>::measures(std::int64_t member) {
   return {v[0], v[1], v[2], v[3]};
 }
 
-template <class R> void CUDART_CB CudaEngine<R>::PlaneSlot::write_rows(void* p) {
-  const auto& slot = *static_cast<const PlaneSlot*>(p);
-  for (std::size_t i = 0; i < slot.rows.size(); ++i) {
-    const Cx* from = slot.host.get() + static_cast<std::int64_t>(i) * slot.n;
-    Complex* to = slot.rows[i];
-    for (std::int64_t k = 0; k < slot.n; ++k) to[k] = Complex(from[k].x, from[k].y);
-  }
-}
-
-// The next of two slots, once its last plane is in its rows (that wait is rare: a plane takes
-// milliseconds to cross, planes are many steps apart).
-template <class R> typename CudaEngine<R>::PlaneSlot& CudaEngine<R>::claim_slot(std::span<Complex* const> rows) {
-  if (static_cast<std::int64_t>(rows.size()) != m_) invalid_argument(kWhere, rows.size(), " rows for ", m_, " members");
+// The reader's next slot for `rows`, once the rows loaded are on the device.
+template <class R> typename CudaEngine<R>::Cx* CudaEngine<R>::claim_plane(std::span<Complex* const> rows) {
   upload_loaded();
-  PlaneSlot& slot = *slots_[next_slot_++ % slots_.size()];
-  check(cudaEventSynchronize(slot.done.get()), "plane copy");
-  slot.rows.assign(rows.begin(), rows.end());
-  return slot;
-}
-
-// Sends a slot whose device rows are being written on the stepping stream to the host.
-template <class R> void CudaEngine<R>::send(PlaneSlot& slot) {
-  check(cudaEventRecord(slot.ready.get(), stream_), "cudaEventRecord");
-  check(cudaStreamWaitEvent(copy_stream_, slot.ready.get(), 0), "cudaStreamWaitEvent");
-  check(cudaMemcpyAsync(slot.host.get(), slot.device.get(), sizeof(Cx) * static_cast<std::size_t>(total()),
-                        cudaMemcpyDeviceToHost, copy_stream_),
-        "plane copy");
-  check(cudaLaunchHostFunc(copy_stream_, &PlaneSlot::write_rows, &slot), "cudaLaunchHostFunc");
-  check(cudaEventRecord(slot.done.get(), copy_stream_), "cudaEventRecord");
+  return reader_.claim(rows);
 }
 
 template <class R> void CudaEngine<R>::read_solutions(std::span<Complex* const> rows) {
-  PlaneSlot& slot = claim_slot(rows);
-  check(cudaMemcpyAsync(slot.device.get(), y_.get(), sizeof(Cx) * static_cast<std::size_t>(total()),
-                        cudaMemcpyDeviceToDevice, stream_),
+  Cx* plane = claim_plane(rows);
+  check(cudaMemcpyAsync(plane, y_.get(), sizeof(Cx) * static_cast<std::size_t>(total()), cudaMemcpyDeviceToDevice,
+                        stream_),
         "solutions copy");
-  send(slot);
+  reader_.send(stream_);
 }
 
 template <class R> void CudaEngine<R>::read_dense_output(double theta, std::span<Complex* const> rows) {
   if (!tableau_.has_dense_output()) invalid_argument(kWhere, tableau_.name, " has no dense output");
   if (!(theta >= 0 && theta <= 1)) invalid_argument(kWhere, "θ = ", theta, " outside [0, 1]");
-  PlaneSlot& slot = claim_slot(rows);
+  Cx* plane = claim_plane(rows);
   const double h = trial_h_;
   cuda::Exponents e;
   e.count = 1;
   e.x[0] = (theta - plan_.sigma) * h;
-  cuda::exponentials<R>(linear_.get(), e, dense_exponential_.get(), n_, groups_, stream_);
+  cuda::exponentials<R>(physics_.linear.get(), e, dense_exponential_.get(), n_, physics_.groups, stream_);
   // Ã(z_n + θh) = D((θ − σ)h)(A_I + h Σ_j w_j(θ) k_j)
   const auto w = tableau_.dense_weights(theta);
   cuda::Combination<R> c;
@@ -818,9 +677,9 @@ template <class R> void CudaEngine<R>::read_dense_output(double theta, std::span
   }
   c.exponential = dense_exponential_.get();
   c.group_stride = n_;
-  combine(c, slot.device.get(), whole_batch());
+  combine(c, plane, whole_batch());
   check(cudaGetLastError(), "dense output");
-  send(slot);
+  reader_.send(stream_);
 }
 
 }  // namespace
