@@ -7,11 +7,9 @@
 //   plot    the figures of result files
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
-#include <deque>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -21,20 +19,15 @@
 
 #include "commands.hpp"
 #include "lockstep/core/error.hpp"
-#include "lockstep/core/parallel.hpp"
 #include "lockstep/core/progress.hpp"
 #include "lockstep/prop/config_hash.hpp"
-#include "lockstep/prop/cuda_engine.hpp"
 #include "lockstep/prop/grid.hpp"
+#include "lockstep/prop/job.hpp"
 #include "lockstep/prop/measures.hpp"
-#include "lockstep/prop/member.hpp"
-#include "lockstep/prop/physics_problem.hpp"
 #include "lockstep/prop/plots.hpp"
 #include "lockstep/prop/pulse.hpp"
 #include "lockstep/prop/recipe.hpp"
 #include "lockstep/prop/result_file.hpp"
-#include "lockstep/prop/runner.hpp"
-#include "lockstep/prop/scan.hpp"
 #include "lockstep/prop/transform.hpp"
 
 namespace lockstep::cli {
@@ -102,36 +95,6 @@ struct RunFlags {
   }
 };
 
-/// What a run advances: members with their files and labels, and the recipe they came from.
-struct Job {
-  std::string recipe_text;
-  std::vector<std::string> labels;
-  std::vector<fs::path> files;
-  std::vector<Member> members;
-  bool ensemble = false;       ///< shot-noise members of one configuration: a coherence figure too
-  bool files_written = false;  ///< every member's file holds its current state (a resumed job)
-};
-
-std::string file_stem(const std::string& base, const std::string& label) {
-  if (label.empty()) return base;
-  std::string s = base + "_";
-  for (char ch : label) s += (ch == '=' ? '-' : ch == ',' ? '_' : ch == '/' ? '_' : ch);
-  return s;
-}
-
-ResultData result_of(const Job& job, std::size_t k) {
-  const Member& m = job.members[k];
-  ResultData d;
-  d.recipe = job.recipe_text;
-  d.label = job.labels[k];
-  d.config = m.config();
-  d.statistics = m.statistics();
-  d.ledger = m.ledger();
-  d.planes = m.planes();
-  d.field_w = m.spectrum();
-  return d;
-}
-
 /// |Ã|² of a spectrum in FFT order, on the ascending ω grid.
 std::vector<double> ascending_power(const Grid& grid, const std::vector<std::complex<double>>& spectrum) {
   std::vector<double> p(spectrum.size());
@@ -184,10 +147,10 @@ void write_figures(const ResultData& d, const fs::path& stem) {
 
 /// The coherence figure of an ensemble: |g12| of the members' final spectra.
 void write_coherence_figure(const Job& job, const fs::path& path) {
-  if (job.members.size() < 2) return;
-  const Grid grid(job.members.front().config().grid);
+  if (job.size() < 2) return;
+  const Grid grid(job.members().front().config().grid);
   std::vector<std::vector<std::complex<double>>> finals;
-  for (const Member& m : job.members) finals.push_back(m.spectrum());
+  for (const Member& m : job.members()) finals.push_back(m.spectrum());
   const std::vector<double> g12 = coherence(finals, grid);
   std::vector<double> mean(static_cast<std::size_t>(grid.size()), 0.0);
   for (const auto& s : finals) {
@@ -198,153 +161,56 @@ void write_coherence_figure(const Job& job, const fs::path& path) {
   for (double v : mean) peak = std::max(peak, v);
   for (double& v : mean) v = 10 * std::log10(std::max(v, peak * 1e-30) / peak);
   WavelengthPlotOptions o;
-  o.title = "coherence of " + std::to_string(job.members.size()) + " shot-noise members";
+  o.title = "coherence of " + std::to_string(job.size()) + " shot-noise members";
   write_coherence(path, wavelengths(grid), g12, mean, o);
 }
 
-/// The batch's files, changed together: every one staged, then every one committed (so a kill
-/// leaves them at one checkpoint, or at two that resume_files brings back to one).
-void checkpoint(const Job& job, const std::vector<std::size_t>& batch) {
-  for (std::size_t k : batch) stage_result(job.files[k], result_of(job, k));
-  for (std::size_t k : batch) commit_result(job.files[k]);
-}
-
-/// The result files of a run's member indices, for messages.
-std::string file_list(const Job& job, const std::vector<std::size_t>& batch) {
-  std::string out;
-  for (std::size_t k : batch) out += (out.empty() ? "" : " ") + job.files[k].string();
-  return out;
-}
-
-/// Advances the members of one batch to the end of their fibre on one engine, checkpointing
-/// their result files every flags.checkpoint_seconds and when the batch ends. On an error, the
-/// files are checkpointed (what was recorded is kept) and the error passes on unchanged.
-void run_batch(Job& job, const std::vector<std::size_t>& batch, const std::string& label,
-               const EngineOptions& engine_options, const RunFlags& flags) {
-  std::vector<Member*> members;
-  std::vector<const Config*> configs;
-  for (std::size_t k : batch) {
-    members.push_back(&job.members[k]);
-    configs.push_back(&job.members[k].config());
-  }
-  try {
-    const auto engine = make_gnlse_engine(configs, members.front()->tableau(), engine_options);
-    const double length = members.front()->config().fibre.length;
-    Progress progress(label, length, "m", !flags.quiet);
-    std::int64_t steps_done = 0;
-    RunOptions options;
-    options.evaluation = flags.evaluation == "reference" ? Evaluation::per_member : Evaluation::batched;
-    options.max_steps = flags.chunk_steps;
-    const auto started = std::chrono::steady_clock::now();
-    options.progress = [&](double z, std::int64_t steps, double) {
-      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      const double total = static_cast<double>(steps_done + steps);
-      char detail[96];
-      std::snprintf(detail, sizeof detail, "%.0f steps, %.1f steps/s", total, seconds > 0 ? total / seconds : 0.0);
-      progress.update(z, detail);
-    };
-    // Checkpoints take at most a tenth of the run: the interval is the larger of
-    // --checkpoint and ten times the last checkpoint's duration (a large batch writes many files).
-    double interval = flags.checkpoint_seconds;
-    auto last_save = std::chrono::steady_clock::now();
-    while (!members.front()->finished()) {
-      const std::int64_t before = members.front()->ledger().accepted_steps;
-      run_lockstep(members, *engine, options);
-      steps_done += members.front()->ledger().accepted_steps - before;
-      if (g_interrupted.load()) {
-        checkpoint(job, batch);
-        throw Interrupted("interrupted at z = " + std::to_string(members.front()->z()) +
-                          " m; the result files are saved: continue with 'lockstep prop resume " +
-                          job.files[batch.front()].string() + " ...'");
-      }
-      const auto now = std::chrono::steady_clock::now();
-      if (std::chrono::duration<double>(now - last_save).count() >= interval) {
-        checkpoint(job, batch);
-        last_save = std::chrono::steady_clock::now();
-        interval = std::max(flags.checkpoint_seconds, 10 * std::chrono::duration<double>(last_save - now).count());
-      }
-    }
-    checkpoint(job, batch);
-    progress.finish(std::to_string(steps_done) + " steps");
-  } catch (const Interrupted&) {
-    throw;
-  } catch (...) {
-    checkpoint(job, batch);  // keep what was recorded
-    throw;
-  }
-}
-
-/// Advances every member of the job to the end of its fibre, batch by batch. Every member's
-/// result file is written before the first batch starts (a resumed job's files already are),
-/// so a run stopped at any point (killed, out of memory, an error) leaves a valid, resumable
-/// file for every member. A batch whose
-/// engine finds too little device memory (another process may hold it) is split in two and
-/// retried, down to one member; a batch that fails otherwise, or a member that does not fit
-/// alone, is reported after the other batches have run to their end.
+/// The job's run with the CLI's flags: a progress line per batch, SIGINT / SIGTERM stopping it
+/// after the current chunk of steps with every file saved.
 void advance(Job& job, const RunFlags& flags) {
-  if (flags.threads > 0) set_num_threads(flags.threads);
-  EngineOptions engine_options;
-  engine_options.device = flags.device == "cuda" ? Device::cuda : Device::cpu;
-  engine_options.precision = flags.precision == "f32" ? DType::f32 : DType::f64;
-  engine_options.threads = flags.threads;
-  if (engine_options.device == Device::cuda && flags.evaluation == "reference")
+  JobOptions options;
+  options.engine.device = flags.device == "cuda" ? Device::cuda : Device::cpu;
+  options.engine.precision = flags.precision == "f32" ? DType::f32 : DType::f64;
+  options.engine.threads = flags.threads;
+  if (options.engine.device == Device::cuda && flags.evaluation == "reference")
     invalid_argument(kWhere, "--evaluation reference runs on the CPU only (on CUDA, --batch-memory caps the batch)");
-  double budget_mib = flags.batch_memory_mib;
-  if (budget_mib == 0)
-    budget_mib =
-        engine_options.device == Device::cuda ? 0.8 * static_cast<double>(cuda_free_memory()) / 1048576.0 : 4096.0;
-  std::vector<const Member*> all;
-  for (const Member& m : job.members) all.push_back(&m);
-  const auto batches = select_batch(all, static_cast<std::int64_t>(budget_mib * 1048576.0), engine_options);
-  check_engine_options(engine_options);  // before any file is written: no batch could run
-  for (std::size_t k = 0; !job.files_written && k < job.members.size(); ++k)
-    if (!job.members[k].finished()) write_result(job.files[k], result_of(job, k));
+  options.evaluation = flags.evaluation == "reference" ? Evaluation::per_member : Evaluation::batched;
+  options.batch_memory_mib = flags.batch_memory_mib;
+  options.checkpoint_seconds = flags.checkpoint_seconds;
+  options.chunk_steps = flags.chunk_steps;
+  std::unique_ptr<Progress> progress;
+  std::size_t progress_batch = 0;
+  options.progress = [&](const JobProgress& p) {
+    if (!progress || progress_batch != p.batch) {
+      std::string label = "prop";
+      if (p.batches > 1) label += " batch " + std::to_string(p.batch) + "/" + std::to_string(p.batches);
+      if (p.members > 1) label += " (" + std::to_string(p.members) + " members)";
+      progress = std::make_unique<Progress>(label, p.length, "m", !flags.quiet);
+      progress_batch = p.batch;
+    }
+    if (p.finished) {
+      progress->finish(std::to_string(p.steps) + " steps");
+      progress.reset();
+      return;
+    }
+    char detail[96];
+    std::snprintf(detail, sizeof detail, "%lld steps, %.1f steps/s", static_cast<long long>(p.steps),
+                  p.steps_per_second);
+    progress->update(p.z, detail);
+  };
   g_interrupted.store(false);
+  options.interrupt = &g_interrupted;
   auto previous_int = std::signal(SIGINT, on_interrupt);
   auto previous_term = std::signal(SIGTERM, on_interrupt);
   struct RestoreSignals {
     decltype(previous_int) i, t;
     ~RestoreSignals() { std::signal(SIGINT, i), std::signal(SIGTERM, t); }
   } restore{previous_int, previous_term};
-
-  std::deque<std::vector<std::size_t>> queue(batches.begin(), batches.end());
-  std::vector<std::string> failures;
-  std::size_t done = 0, total = batches.size();
-  while (!queue.empty()) {
-    const std::vector<std::size_t> batch = std::move(queue.front());
-    queue.pop_front();
-    ++done;
-    if (job.members[batch.front()].finished()) continue;  // resumed files that had ended
-    std::string label = "prop";
-    if (total > 1) label += " batch " + std::to_string(done) + "/" + std::to_string(total);
-    if (batch.size() > 1) label += " (" + std::to_string(batch.size()) + " members)";
-    try {
-      run_batch(job, batch, label, engine_options, flags);
-    } catch (const Interrupted&) {
-      throw;
-    } catch (const DeviceMemoryExhausted& e) {
-      if (batch.size() == 1) {
-        failures.push_back(std::string(e.what()) + " (" + file_list(job, batch) + ")");
-        continue;
-      }
-      // Halves, in order, in place of the batch: each resumes where the batch stopped.
-      const auto middle = batch.begin() + static_cast<std::ptrdiff_t>(batch.size() / 2);
-      queue.emplace_front(middle, batch.end());
-      queue.emplace_front(batch.begin(), middle);
-      --done;
-      ++total;
-      std::fprintf(stderr, "%s: %s; retrying as batches of %zu and %zu members\n", label.c_str(), e.what(),
-                   batch.size() / 2, batch.size() - batch.size() / 2);
-    } catch (const std::exception& e) {
-      failures.push_back(std::string(e.what()) + " (what was computed is saved in " + file_list(job, batch) + ")");
-    }
-  }
-  if (!failures.empty()) {
-    std::string text;
-    for (const std::string& f : failures) text += "\n  " + f;
-    runtime_failure(kWhere, failures.size(), failures.size() == 1 ? " batch" : " batches", " of the run failed; ",
-                    "the other batches ran to their end, and every result file is saved and resumable with ",
-                    "'lockstep prop resume':", text);
+  try {
+    job.run(options);
+  } catch (const JobInterrupted& e) {
+    throw Interrupted(std::string(e.what()) + ": continue with 'lockstep prop resume " + job.files().front().string() +
+                      (job.size() > 1 ? " ...'" : "'"));
   }
 }
 
@@ -353,21 +219,21 @@ void write_all_figures(const Job& job, const RunFlags& flags) {
   // An ensemble's members differ only by their noise: the first member's figures and the
   // coherence stand for all of them (thousands of members would otherwise spend longer
   // drawing than propagating). `prop plot` draws any member's.
-  const std::size_t drawn = job.ensemble ? 1 : job.members.size();
+  const std::size_t drawn = job.ensemble() ? 1 : job.size();
   for (std::size_t k = 0; k < drawn; ++k) {
-    fs::path stem = job.files[k];
+    fs::path stem = job.files()[k];
     stem.replace_extension();
-    write_figures(result_of(job, k), stem);
+    write_figures(job.result(k), stem);
   }
-  if (job.ensemble) {
-    fs::path path = job.files.front().parent_path() / "coherence.png";
+  if (job.ensemble()) {
+    fs::path path = job.files().front().parent_path() / "coherence.png";
     write_coherence_figure(job, path);
   }
 }
 
 void report(const Job& job) {
-  for (std::size_t k = 0; k < job.members.size(); ++k) {
-    const Member& m = job.members[k];
+  for (std::size_t k = 0; k < job.size(); ++k) {
+    const Member& m = job.members()[k];
     const Ledger& l = m.ledger();
     const Statistics& s = m.statistics();
     double drift = 0;
@@ -376,7 +242,7 @@ void report(const Job& job) {
       for (double n : s.photon_number) drift = std::max(drift, std::abs(n / n0 - 1));
     }
     std::printf("%s: z = %.6g m, %lld steps (%lld rejected), %lld RHS evaluations, photon-number drift %.2e, %.2f s\n",
-                job.files[k].string().c_str(), l.z, static_cast<long long>(l.accepted_steps),
+                job.files()[k].string().c_str(), l.z, static_cast<long long>(l.accepted_steps),
                 static_cast<long long>(l.rejected_steps), static_cast<long long>(l.rhs_evaluations), drift,
                 l.wall_time);
   }
@@ -394,36 +260,14 @@ Job job_from_recipe(const std::string& recipe_path, const std::string& output_di
     recipe = load_recipe(recipe_path);
     base = fs::path(recipe_path).stem().string();
   }
-  Job job;
-  job.recipe_text = recipe.text;
-  job.ensemble = recipe.ensemble.members > 1 && recipe.scan.empty();
-  std::vector<double> replayed;
-  if (!replay.empty()) {
-    for (double z : read_result(replay).statistics.z)
-      if (z > 0) replayed.push_back(z);  // the statistics may start with the input at z = 0
-    if (replayed.empty()) invalid_argument(kWhere, "--replay ", replay, " holds no accepted step");
-  }
-  fs::create_directories(output_dir);
-  for (MemberSpec& spec : expand_members(recipe)) {
-    if (!replayed.empty()) {
-      if (std::abs(replayed.back() - spec.config.fibre.length) > 1e-12 * spec.config.fibre.length)
-        invalid_argument(kWhere, "--replay ", replay, " ends at z = ", replayed.back(), " m, but the fibre is ",
-                         spec.config.fibre.length, " m long");
-      spec.config.stepping.adaptive = false;
-      spec.config.stepping.schedule = replayed;
-    }
-    const Grid grid(spec.config.grid);
-    std::vector<std::complex<double>> spectrum = initial_spectrum(spec.config.pulse, grid);
-    job.files.push_back(fs::path(output_dir) / (file_stem(base, spec.label) + ".h5"));
-    job.labels.push_back(spec.label);
-    job.members.emplace_back(std::move(spec.config), std::move(spectrum));
-  }
-  return job;
+  std::vector<double> schedule;
+  if (!replay.empty()) schedule = accepted_step_ends(replay);
+  return Job::from_recipe(recipe, base, output_dir, schedule);
 }
 
 void run_recipe(const std::string& recipe_path, const RunFlags& flags, bool require_scan) {
   Job job = job_from_recipe(recipe_path, flags.output_dir, flags.replay);
-  if (require_scan && job.members.size() < 2)
+  if (require_scan && job.size() < 2)
     invalid_argument(kWhere, "'prop scan' needs a recipe with a [scan] or an [ensemble] section; ", recipe_path,
                      " describes one member (use 'prop run')");
   advance(job, flags);
@@ -432,34 +276,13 @@ void run_recipe(const std::string& recipe_path, const RunFlags& flags, bool requ
 }
 
 void resume_files(const std::vector<std::string>& files, const std::string& recipe_path, const RunFlags& flags) {
-  Job job;
-  std::vector<MemberSpec> specs;
-  if (!recipe_path.empty()) specs = expand_members(load_recipe(recipe_path));
-  // A kill during a batch checkpoint's renames: its remaining files are staged, complete.
-  const std::vector<fs::path> rolled = roll_forward_staged(std::vector<fs::path>(files.begin(), files.end()));
-  if (!rolled.empty())
+  Recipe recipe;
+  if (!recipe_path.empty()) recipe = load_recipe(recipe_path);
+  Job job = Job::resume(std::vector<fs::path>(files.begin(), files.end()), recipe_path.empty() ? nullptr : &recipe);
+  // A kill during a batch checkpoint's renames: its remaining files were staged, complete.
+  if (const auto& rolled = job.rolled_forward(); !rolled.empty())
     std::fprintf(stderr, "prop resume: %zu file(s) completed from the checkpoint a kill interrupted (%s ...)\n",
                  rolled.size(), rolled.front().string().c_str());
-  for (const std::string& file : files) {
-    ResultData d = read_result(file);
-    if (!recipe_path.empty()) {
-      const MemberSpec* spec = nullptr;
-      for (const MemberSpec& s : specs)
-        if (s.label == d.label) spec = &s;
-      if (!spec)
-        invalid_argument(kWhere, file, " holds member '", d.label, "', which ", recipe_path, " does not describe");
-      check_resumable(spec->config, d);
-    }
-    job.recipe_text = d.recipe;
-    job.labels.push_back(d.label);
-    job.files.push_back(file);
-    job.members.push_back(
-        Member::resume(d.config, std::move(d.field_w), d.ledger, std::move(d.statistics), std::move(d.planes)));
-  }
-  job.files_written = true;
-  bool noise = job.members.size() > 1;
-  for (const Member& m : job.members) noise = noise && m.config().pulse.shot_noise;
-  job.ensemble = noise;
   advance(job, flags);
   write_all_figures(job, flags);
   report(job);
