@@ -1,7 +1,8 @@
 """lockstep: many small independent systems advanced together through one schedule.
 
 The QKAN engine's torch API lives in :mod:`lockstep.qkan` (importing it registers the
-``"lockstep"`` solver with the ``qkan`` package when that is installed).
+``"lockstep"`` solver with the ``qkan`` package when that is installed); the propagation
+engine's in :mod:`lockstep.prop` (recipes, runs, result files; docs/PYTHON.md).
 """
 
 from . import _lockstep

@@ -161,6 +161,10 @@ DType parse_dtype(std::string_view name) {
 
 }  // namespace
 
+#if LOCKSTEP_PYTHON_PROP
+void add_prop_bindings(nb::module_& parent);  // prop_bindings.cpp
+#endif
+
 NB_MODULE(_lockstep, m) {
   m.doc() =
       "Low-level bindings of the lockstep C++ library (validate-and-call; no autograd). "
@@ -318,4 +322,8 @@ NB_MODULE(_lockstep, m) {
       "grad_preacts_weight"_a.none(), "grad_preacts_bias"_a.none(), "grad_postact_weights"_a.none(),
       "grad_postact_bias"_a.none(), "grad_base_weight"_a.none(), LOCKSTEP_OPTION_ARGS,
       "Overwrites each given gradient buffer (None skips it).");
+
+#if LOCKSTEP_PYTHON_PROP
+  add_prop_bindings(m);
+#endif
 }

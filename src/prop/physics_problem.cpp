@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "lockstep/core/backend.hpp"
 #include "lockstep/core/error.hpp"
 #include "lockstep/prop/cuda_engine.hpp"
 #include "lockstep/prop/stepper.hpp"
@@ -11,6 +12,11 @@ namespace lockstep::prop {
 
 namespace {
 constexpr const char* kWhere = "prop.physics_problem";
+
+// build_summary() (backend.hpp) names the propagation engine's backends; every program that
+// makes a GNLSE engine links this unit.
+const bool kReported =
+    (report_in_build_summary(+[] { return std::string("propagation: CPU") + cuda_engine_summary(); }), true);
 
 const GridConfig& first_grid(std::span<const Config* const> configs) {
   if (configs.empty() || configs[0] == nullptr) invalid_argument(kWhere, "no member configurations");

@@ -53,6 +53,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 
 #include "lockstep/core/tensor.hpp"
 #include "lockstep/prop/config.hpp"
@@ -76,6 +77,10 @@ void require_cuda_engine();
 /// counting each member's own exponentials and physics (a scan's worst case).
 std::int64_t cuda_engine_bytes_per_member(const Tableau& tableau, std::int64_t points, DType precision,
                                           const CudaOptions& options = {});
+
+/// What build_summary() says of the CUDA engine: "" without CUDA, else ", CUDA" and whether
+/// the fused evaluation of N is built.
+std::string cuda_engine_summary();
 
 /// Free memory of the current CUDA device in bytes (0 without CUDA).
 std::int64_t cuda_free_memory();

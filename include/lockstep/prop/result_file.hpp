@@ -42,6 +42,15 @@ struct ResultData {
   std::vector<std::complex<double>> field_w;  ///< the current Ã, FFT order (what resume continues)
 };
 
+/// The arrays a result file stores beside what `data` holds (the layout above): the grid's t,
+/// the ascending ω and its wavelengths; each plane's Ã on the ascending grid and A(T) (planes ×
+/// points, row-major). lockstep.prop's results are built from the same arrays.
+struct ResultArrays {
+  std::vector<double> t, omega, wavelength;
+  std::vector<std::complex<double>> Ew, Et;
+};
+ResultArrays result_arrays(const ResultData& data);
+
 /// Writes `data` to `path` crash-safely: "<path>.tmp" is written, flushed to disk and renamed
 /// over `path`. std::invalid_argument for inconsistent data (an invalid config, statistics
 /// columns of unequal length, a plane or field whose length is not grid.points, planes.z and

@@ -691,6 +691,10 @@ std::int64_t cuda_engine_bytes_per_member(const Tableau& tableau, std::int64_t p
   return rows_per_member(tableau, StagePlan(tableau), fused) * points * complex_bytes;
 }
 
+std::string cuda_engine_summary() {
+  return cuda_fused_evaluation_available(4096) ? ", CUDA (fused evaluation of N)" : ", CUDA (cuFFT evaluation of N)";
+}
+
 std::int64_t cuda_free_memory() {
   if (!cuda_available()) return 0;
   std::size_t free_bytes = 0, total_bytes = 0;

@@ -16,6 +16,8 @@ std::int64_t cuda_engine_bytes_per_member(const Tableau&, std::int64_t, DType, c
   runtime_failure("prop.cuda_engine", "this build of lockstep has no CUDA (configure with -DLOCKSTEP_CUDA=ON)");
 }
 
+std::string cuda_engine_summary() { return {}; }
+
 std::int64_t cuda_free_memory() { return 0; }
 
 bool cuda_fused_evaluation_available(std::int64_t, DType) { return false; }

@@ -309,24 +309,38 @@ class Reader {
 
 }  // namespace
 
+ResultArrays result_arrays(const ResultData& data) {
+  const Grid grid(data.config.grid);
+  const std::int64_t n = grid.size();
+  const auto size = static_cast<std::size_t>(n);
+  check_consistent(data, n);
+  ResultArrays a;
+  a.t = grid.t();
+  a.omega = grid.omega_ascending();
+  a.wavelength.resize(a.omega.size());
+  for (std::size_t k = 0; k < a.omega.size(); ++k) a.wavelength[k] = 2 * std::numbers::pi * kSpeedOfLight / a.omega[k];
+  a.Et = time_domain(data.planes, n);
+  a.Ew.resize(a.Et.size());
+  for (std::size_t p = 0; p < data.planes.field_w.size(); ++p)
+    for (std::int64_t k = 0; k < n; ++k)
+      a.Ew[p * size + static_cast<std::size_t>(k)] =
+          data.planes.field_w[p][static_cast<std::size_t>(grid.ascending_to_fft(k))];
+  return a;
+}
+
 void stage_result(const std::filesystem::path& path, const ResultData& data) {
   validate_config(data.config);
   const Grid grid(data.config.grid);
   const std::int64_t n = grid.size();
   const auto size = static_cast<hsize_t>(n);
-  check_consistent(data, n);
   const auto planes = static_cast<hsize_t>(data.planes.z.size());
 
-  // Derived data first, outside the HDF5 lock.
-  const std::vector<Complex> field_t = time_domain(data.planes, n);
-  std::vector<Complex> field_w_ascending(field_t.size());
-  for (std::size_t p = 0; p < planes; ++p)
-    for (std::int64_t k = 0; k < n; ++k)
-      field_w_ascending[p * size + static_cast<std::size_t>(k)] =
-          data.planes.field_w[p][static_cast<std::size_t>(grid.ascending_to_fft(k))];
-  const std::vector<double> omega = grid.omega_ascending();
-  std::vector<double> wavelength(omega.size());
-  for (std::size_t k = 0; k < omega.size(); ++k) wavelength[k] = 2 * std::numbers::pi * kSpeedOfLight / omega[k];
+  // Derived data first, outside the HDF5 lock (result_arrays checks the data's consistency).
+  const ResultArrays arrays = result_arrays(data);
+  const std::vector<Complex>& field_t = arrays.Et;
+  const std::vector<Complex>& field_w_ascending = arrays.Ew;
+  const std::vector<double>& omega = arrays.omega;
+  const std::vector<double>& wavelength = arrays.wavelength;
 
   std::vector<std::uint8_t> image;
   {
@@ -341,7 +355,7 @@ void stage_result(const std::filesystem::path& path, const ResultData& data) {
     w.string(meta, "label", data.label);
 
     const Id g = w.group("grid");
-    w.reals(g, "t", grid.t().data(), {size}, "s");
+    w.reals(g, "t", arrays.t.data(), {size}, "s");
     w.reals(g, "omega", omega.data(), {size}, "rad/s");
     w.reals(g, "wavelength", wavelength.data(), {size}, "m");
 

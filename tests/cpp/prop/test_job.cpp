@@ -105,7 +105,9 @@ TEST(Job, ReportsProgressPerBatchAndFinishes) {
     last_z = p.z;
     last_batch = p.batch;
     finished += p.finished ? 1 : 0;
-    if (p.finished) EXPECT_EQ(p.steps, job.members()[p.batch - 1].ledger().accepted_steps);
+    if (p.finished) {
+      EXPECT_EQ(p.steps, job.members()[p.batch - 1].ledger().accepted_steps);
+    }
   }
   EXPECT_EQ(finished, 2);
   EXPECT_EQ(seen.back().batch, 2u);

@@ -1,0 +1,224 @@
+"""lockstep.prop: recipes from text, files and dicts; run, scan, resume and propagate; results and
+their files; Ctrl-C; the CLI's files from Python; bad input."""
+import os
+import pathlib
+import signal
+import subprocess
+import threading
+
+import numpy as np
+import pytest
+
+lockstep = pytest.importorskip("lockstep")
+try:
+    import lockstep.prop as lp
+except ImportError as e:  # a build without the propagation engine
+    pytest.skip(str(e), allow_module_level=True)
+
+# A fundamental soliton over 1 cm on a small grid: a fraction of a second per member.
+# P0 = |β2| / (γ T0²), T0 = FWHM / (2 acosh √2) (Agrawal, Nonlinear Fiber Optics, §5.2).
+P0 = 11.83e-27 / (0.11 * (50e-15 / (2 * np.arccosh(np.sqrt(2)))) ** 2)
+SOLITON = {
+    "grid": {"points": 1024, "time_window": "2 ps"},
+    "fibre": {"length": "1 cm", "betas_unit": "ps^k/m", "betas": [-11.83e-3], "gamma": "0.11 /W/m",
+              "self_steepening": False, "raman": "none"},
+    "pulse": {"shape": "sech", "fwhm": "50 fs", "peak_power": f"{P0} W"},
+    "output": {"n_save": 11},
+}
+
+SOLITON_TOML = """
+[grid]
+points = 1024
+time_window = "2 ps"
+[fibre]
+length = "1 cm"
+betas_unit = "ps^k/m"
+betas = [-11.83e-3]
+gamma = "0.11 /W/m"
+self_steepening = false
+raman = "none"
+[pulse]
+shape = "sech"
+fwhm = "50 fs"
+peak_power = "{P0} W"
+[output]
+n_save = 11
+""".replace("{P0}", str(P0))
+
+
+def with_scan(recipe, axes):
+    return {**recipe, "scan": axes}
+
+
+def relative_difference(a, b):
+    return float(np.max(np.abs(a - b)) / np.max(np.abs(b)))
+
+
+def test_recipes_from_text_file_and_dict_are_the_same(tmp_path):
+    path = tmp_path / "soliton.toml"
+    path.write_text(SOLITON_TOML)
+    hashes = {lp.recipe(SOLITON).config_hash, lp.recipe(SOLITON_TOML).config_hash,
+              lp.recipe(path).config_hash, lp.recipe(str(path)).config_hash}
+    assert len(hashes) == 1
+    r = lp.recipe(SOLITON)
+    assert "fibre" in r.canonical and r.labels == [""]
+    assert lp.recipe(r) is r
+    # Numbers and unit strings as in TOML: 0.11 /W/m written either way.
+    assert lp.recipe({**SOLITON, "fibre": {**SOLITON["fibre"], "gamma": 0.11}}).config_hash == r.config_hash
+    assert lp.recipe(None).config_hash == lp.recipe({}).config_hash  # the built-in Dudley case
+
+
+def test_bad_recipes_raise_value_errors_with_the_cli_messages(tmp_path):
+    with pytest.raises(ValueError, match=r"\[prop.recipe\] fibre.length: must be > 0"):
+        lp.recipe({"fibre": {"length": "-1 cm"}})
+    with pytest.raises(ValueError, match=r"\[prop.recipe\] fibre.lenght"):
+        lp.recipe({"fibre": {"lenght": "1 cm"}})
+    with pytest.raises(ValueError, match=r"\[prop.recipe\] fibre.length: .*not a TOML value"):
+        lp.recipe({"fibre": {"length": object()}})
+    with pytest.raises(ValueError, match=r"\[prop.recipe\]"):
+        lp.recipe("[fibre\nlength = 1")
+    with pytest.raises(FileNotFoundError):
+        lp.recipe(tmp_path / "missing.toml")
+    with pytest.raises(TypeError):
+        lp.recipe(3.5)
+
+
+def test_run_writes_files_that_load_equal_to_the_result(tmp_path):
+    r = lp.run(SOLITON, tmp_path, progress=False, base="soliton")
+    assert r.path == str(tmp_path / "soliton.h5") and os.path.exists(r.path)
+    assert r.Ew.shape == r.Et.shape == (11, 1024) and r.Ew.dtype == np.complex128
+    np.testing.assert_allclose(r.z, np.linspace(0, 0.01, 11), rtol=0, atol=1e-15)
+    assert r.ledger["z"] == pytest.approx(0.01) and r.ledger["accepted_steps"] > 0
+    loaded = lp.load(r.path)
+    for name in ("z", "t", "omega", "wavelength", "Ew", "Et"):
+        assert np.array_equal(getattr(loaded, name), getattr(r, name)), name
+    for name, column in r.stats.items():
+        assert np.array_equal(loaded.stats[name], column), name
+    assert loaded.ledger == r.ledger and loaded.config == r.config and loaded.label == ""
+    # SI units: ω ascending, λ = 2πc/ω, |A|² in W (the input's peak power).
+    assert np.all(np.diff(r.omega) > 0)
+    np.testing.assert_allclose(r.wavelength, 2 * np.pi * 299792458.0 / r.omega, rtol=1e-15)
+    assert np.max(np.abs(r.Et[0]) ** 2) == pytest.approx(P0, rel=1e-3)
+    # A fundamental soliton keeps its peak power.
+    assert np.max(np.abs(r.Et[-1]) ** 2) == pytest.approx(P0, rel=2e-2)
+
+
+def test_propagate_in_memory_equals_the_run(tmp_path):
+    on_disk = lp.run(SOLITON, tmp_path, progress=False)
+    in_memory = lp.propagate(SOLITON)
+    assert in_memory.path is None and not any(tmp_path.glob("memory*"))
+    assert in_memory.ledger["accepted_steps"] == on_disk.ledger["accepted_steps"]
+    assert relative_difference(in_memory.Ew, on_disk.Ew) < 1e-10
+
+
+def test_scan_on_its_axes_and_load_scan(tmp_path):
+    recipe = with_scan(SOLITON, {"pulse.peak_power": ["100 W", "120 W", "140 W"], "fibre.gamma": [0.1, 0.11]})
+    s = lp.scan(recipe, tmp_path, progress=False, base="scan")
+    assert s.shape == (3, 2) and s.members == 0
+    assert s.axes == [("pulse.peak_power", ["100W", "120W", "140W"]), ("fibre.gamma", ["0.1", "0.11"])]
+    assert s.results[2, 0].label == "peak_power=140W,gamma=0.1"
+    energy = s.stack("energy")
+    assert energy.shape == (3, 2)
+    # Energy grows with the peak power, and not with γ.
+    assert np.all(np.diff(energy[:, 0]) > 0)
+    assert energy[1, 0] == pytest.approx(energy[1, 1], rel=1e-9)
+    assert s.stack("Ew").shape == (3, 2, 11, 1024)
+    again = lp.load_scan(tmp_path)
+    assert again.shape == (3, 2)
+    assert np.array_equal(again.results[1, 1].Ew, s.results[1, 1].Ew)
+    os.remove(tmp_path / "scan_peak_power-140W_gamma-0.11.h5")
+    with pytest.raises(ValueError, match="lacks 1 member"):
+        lp.load_scan(tmp_path)
+    with pytest.raises(ValueError, match="one member"):
+        lp.scan(SOLITON, tmp_path / "one")
+
+
+def test_ensemble_member_index_last(tmp_path):
+    recipe = {**with_scan(SOLITON, {"pulse.peak_power": ["100 W", "120 W"]}),
+              "ensemble": {"members": 3, "seed": 7}}
+    s = lp.scan(recipe, tmp_path, progress=False)
+    assert s.shape == (2, 3) and s.members == 3
+    assert s.results[1, 2].label.endswith("member=2")
+
+
+def test_progress_function_and_its_exception(tmp_path):
+    seen = []
+    lp.run(SOLITON, tmp_path / "a", progress=lambda *a: seen.append(a))
+    assert seen and seen[-1][7] is True and seen[-1][3] == pytest.approx(0.01)
+
+    def fail(*args):
+        raise RuntimeError("from the progress function")
+
+    with pytest.raises(RuntimeError, match="from the progress function"):
+        lp.run(SOLITON, tmp_path / "b", progress=fail)
+    # The files were saved where the run stopped, and resume finishes them.
+    r = lp.resume(tmp_path / "b", progress=False)
+    assert r.ledger["z"] == pytest.approx(0.01)
+
+
+# The Dudley case on a smaller grid and fibre at a tight tolerance: a few seconds of stepping.
+SHORT = {"grid": {"points": 4096, "time_window": "6 ps"}, "fibre": {"length": "3 cm"},
+         "stepping": {"rtol": 1e-8}, "output": {"n_save": 20}}
+
+
+def test_ctrl_c_raises_keyboard_interrupt_after_saving_and_resume_ends_as_an_uninterrupted_run(tmp_path):
+    whole = lp.run(SHORT, tmp_path / "whole", progress=False)
+    # SIGINT while the run is inside the library (the GIL released), as Ctrl-C sends it.
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            lp.run(SHORT, tmp_path / "parts", progress=False)
+    finally:
+        timer.cancel()
+    saved = lp.load(tmp_path / "parts" / "run.h5")
+    assert 0 < saved.ledger["z"] < 0.03
+    resumed = lp.resume([tmp_path / "parts" / "run.h5"], SHORT, progress=False)
+    assert resumed.ledger["accepted_steps"] == whole.ledger["accepted_steps"]
+    assert relative_difference(resumed.Ew, whole.Ew) < 1e-8
+    # A recipe that differs is refused, naming the field.
+    with pytest.raises(ValueError, match="rtol"):
+        lp.resume(tmp_path / "parts", {**SHORT, "stepping": {"rtol": 1e-7}})
+
+
+def test_bad_run_options(tmp_path):
+    with pytest.raises(ValueError, match="device"):
+        lp.propagate(SOLITON, device="tpu")
+    with pytest.raises(ValueError, match="precision"):
+        lp.propagate(SOLITON, precision="f16")
+    with pytest.raises(ValueError, match="evaluation"):
+        lp.propagate(SOLITON, evaluation="fast")
+    with pytest.raises(ValueError, match="CPU only"):
+        lp.propagate(SOLITON, device="cuda", evaluation="reference")
+    with pytest.raises(TypeError):
+        lp.propagate(SOLITON, progress="yes")
+    with pytest.raises(FileNotFoundError):
+        lp.resume([tmp_path / "none.h5"])
+    with pytest.raises(ValueError, match="no result files"):
+        lp.resume(tmp_path)
+
+
+CLI = os.environ.get("LOCKSTEP_CLI", "")
+
+
+@pytest.mark.skipif(not (CLI and os.access(CLI, os.X_OK)), reason="set LOCKSTEP_CLI to compare with the CLI")
+def test_python_files_match_the_cli(tmp_path):
+    path = tmp_path / "soliton.toml"
+    path.write_text(SOLITON_TOML)
+    subprocess.run([CLI, "prop", "run", str(path), "-o", str(tmp_path / "cli"), "--quiet", "--no-plots"],
+                   check=True, capture_output=True, timeout=120)
+    cli = lp.load(tmp_path / "cli" / "soliton.h5")
+    py = lp.run(path, tmp_path / "py", progress=False)
+    assert pathlib.Path(py.path).name == "soliton.h5"
+    assert py.config_hash == cli.config_hash and py.recipe == cli.recipe
+    assert py.ledger["accepted_steps"] == cli.ledger["accepted_steps"]
+    assert np.array_equal(py.z, cli.z)
+    # Two processes may measure different FFTW plans, whose rounding differs; early steps, whose
+    # error estimate is at rounding level, then end a few parts per million apart (two runs of
+    # the CLI differ as much). The fields agree to well within the tolerance.
+    np.testing.assert_allclose(py.stats["z"], cli.stats["z"], rtol=1e-4)
+    assert relative_difference(py.Ew, cli.Ew) < 1e-6
+
+
+def test_build_summary_names_the_propagation_engine():
+    assert "propagation: CPU" in lockstep.build_summary()
