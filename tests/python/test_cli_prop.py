@@ -1,6 +1,7 @@
 """`lockstep prop`: result files read with h5py, a run killed mid-way and resumed, interruption,
 scans and ensembles, and bad input from the command line."""
 import os
+import pathlib
 import signal
 import subprocess
 import time
@@ -32,25 +33,8 @@ rtol = 1e-8
 n_save = 50
 """
 
-# A fundamental soliton, 1 cm: a fraction of a second.
-SOLITON = """
-[grid]
-points = 1024
-time_window = "2 ps"
-[fibre]
-length = "1 cm"
-betas_unit = "ps^k/m"
-betas = [-11.83e-3]
-gamma = "0.11 /W/m"
-self_steepening = false
-raman = "none"
-[pulse]
-shape = "sech"
-fwhm = "50 fs"
-peak_power = "{p0} W"
-[output]
-n_save = 11
-"""
+# A fundamental soliton, 1 cm: a fraction of a second ({p0}: its peak power).
+SOLITON = (pathlib.Path(__file__).parents[1] / "data" / "soliton.toml").read_text()
 
 
 def run(*args, timeout=300):

@@ -26,24 +26,7 @@ SOLITON = {
     "output": {"n_save": 11},
 }
 
-SOLITON_TOML = """
-[grid]
-points = 1024
-time_window = "2 ps"
-[fibre]
-length = "1 cm"
-betas_unit = "ps^k/m"
-betas = [-11.83e-3]
-gamma = "0.11 /W/m"
-self_steepening = false
-raman = "none"
-[pulse]
-shape = "sech"
-fwhm = "50 fs"
-peak_power = "{P0} W"
-[output]
-n_save = 11
-""".replace("{P0}", str(P0))
+SOLITON_TOML = (pathlib.Path(__file__).parents[1] / "data" / "soliton.toml").read_text().format(p0=P0)
 
 
 def with_scan(recipe, axes):

@@ -8,4 +8,5 @@ lockstep_add_test_executable(lockstep_prop_io_tests TIMEOUT 120
     ${CMAKE_CURRENT_LIST_DIR}/test_result_file.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_job.cpp
   LIBS lockstep_prop_io HDF5::HDF5)  # HDF5: the tests inspect and edit files directly
-target_compile_definitions(lockstep_prop_io_tests PRIVATE LOCKSTEP_EXAMPLES="${PROJECT_SOURCE_DIR}/examples")
+target_compile_definitions(lockstep_prop_io_tests PRIVATE LOCKSTEP_EXAMPLES="${PROJECT_SOURCE_DIR}/examples"
+                                                   LOCKSTEP_TEST_DATA="${PROJECT_SOURCE_DIR}/tests/data")

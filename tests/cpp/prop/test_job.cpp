@@ -6,6 +6,8 @@
 #include <atomic>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 
 #include "io_test_support.hpp"
@@ -20,27 +22,16 @@ namespace {
 
 using testing::TempDir;
 
-// A fundamental soliton over 1 cm, and a scan of two peak powers: fractions of a second.
-constexpr const char* kScan = R"(
-[grid]
-points = 1024
-time_window = "2 ps"
-[fibre]
-length = "1 cm"
-betas_unit = "ps^k/m"
-betas = [-11.83e-3]
-gamma = "0.11 /W/m"
-self_steepening = false
-raman = "none"
-[pulse]
-shape = "sech"
-fwhm = "50 fs"
-peak_power = "500 W"
-[output]
-n_save = 11
-[scan]
-"pulse.peak_power" = ["400 W", "600 W"]
-)";
+// A soliton over 1 cm (tests/data/soliton.toml) and a scan of two peak powers: fractions of a
+// second.
+std::string scan_recipe() {
+  std::ifstream in(std::string(LOCKSTEP_TEST_DATA) + "/soliton.toml");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (text.find("{p0}") == std::string::npos) throw std::runtime_error("tests/data/soliton.toml has no {p0}");
+  for (auto at = text.find("{p0}"); at != std::string::npos; at = text.find("{p0}")) text.replace(at, 4, "500");
+  return text + "[scan]\n\"pulse.peak_power\" = [\"400 W\", \"600 W\"]\n";
+}
+const std::string kScan = scan_recipe();
 
 double max_difference(const std::vector<std::complex<double>>& a, const std::vector<std::complex<double>>& b) {
   EXPECT_EQ(a.size(), b.size());
