@@ -24,6 +24,9 @@ from typing import Any, Callable, Mapping, Optional, Sequence, Union
 import numpy as np
 
 from . import _lockstep
+from ._prop_analysis import (bandpass, coherence, energy, photon_number, plot_coherence, plot_spectral_evolution,
+                             plot_spectrogram, plot_spectrum, plot_temporal_evolution, spectral_density,
+                             spectral_evolution, spectrogram, temporal_evolution, wavelength_spectrum, xfrog)
 
 if not hasattr(_lockstep, "prop"):
     raise ImportError("this lockstep was built without the propagation engine (LOCKSTEP_PROP=OFF)")
@@ -32,7 +35,10 @@ _P = _lockstep.prop
 Recipe = _P.Recipe
 RecipeLike = Union[None, str, os.PathLike, Mapping[str, Any], "Recipe"]
 
-__all__ = ["Recipe", "Result", "Scan", "load", "load_scan", "propagate", "recipe", "resume", "run", "scan"]
+__all__ = ["Recipe", "Result", "Scan", "bandpass", "coherence", "energy", "load", "load_scan", "photon_number",
+           "plot_coherence", "plot_spectral_evolution", "plot_spectrogram", "plot_spectrum", "plot_temporal_evolution",
+           "propagate", "recipe", "resume", "run", "scan", "spectral_density", "spectral_evolution", "spectrogram",
+           "temporal_evolution", "wavelength_spectrum", "xfrog"]
 
 
 # --- recipes ----------------------------------------------------------------------------------

@@ -23,7 +23,9 @@
 #include <vector>
 
 #include "lockstep/prop/config_hash.hpp"
+#include "lockstep/prop/grid.hpp"
 #include "lockstep/prop/job.hpp"
+#include "lockstep/prop/measures.hpp"
 #include "lockstep/prop/recipe.hpp"
 #include "lockstep/prop/result_file.hpp"
 #include "lockstep/prop/scan.hpp"
@@ -181,6 +183,26 @@ void add_prop_bindings(nb::module_& parent) {
   m.def(
       "load", [](const std::string& path) { return result_dict(prop::read_result(path)); }, "path"_a,
       "A result file as a dict of numpy arrays (checked against its seal).");
+
+  m.def(
+      "coherence",
+      [](const std::string& config,
+         nb::ndarray<const std::complex<double>, nb::ndim<2>, nb::c_contig, nb::device::cpu> spectra) {
+        // The members' spectra on the ascending grid, reordered to the numerics' FFT order.
+        const prop::Grid grid(prop::parse_config(config, "<result>").grid);
+        const std::int64_t n = grid.size();
+        if (static_cast<std::int64_t>(spectra.shape(1)) != n)
+          throw std::invalid_argument("[prop.coherence] spectra of " + std::to_string(spectra.shape(1)) +
+                                      " points for a grid of " + std::to_string(n));
+        std::vector<std::vector<std::complex<double>>> fft_order(spectra.shape(0),
+                                                                 std::vector<std::complex<double>>(n));
+        for (std::size_t m = 0; m < fft_order.size(); ++m)
+          for (std::int64_t k = 0; k < n; ++k)
+            fft_order[m][static_cast<std::size_t>(grid.ascending_to_fft(k))] = spectra(m, k);
+        return numpy_array(prop::coherence(fft_order, grid), {static_cast<std::size_t>(n)});
+      },
+      "config"_a, "spectra"_a,
+      "|g12| on the ascending grid of the members' spectra (M, n) on that grid (measures.hpp).");
 
   nb::class_<prop::Job>(m, "Job")
       .def_static(

@@ -205,3 +205,109 @@ def test_python_files_match_the_cli(tmp_path):
 
 def test_build_summary_names_the_propagation_engine():
     assert "propagation: CPU" in lockstep.build_summary()
+
+
+# --- analysis and figures ---------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def soliton_result():
+    return lp.propagate(SOLITON)
+
+
+def test_energy_and_photon_number_match_the_statistics(soliton_result):
+    r = soliton_result
+    assert lp.energy(r) == pytest.approx(r.stats["energy"][-1], rel=1e-12)
+    assert lp.photon_number(r) == pytest.approx(r.stats["photon_number"][-1], rel=1e-12)
+    assert lp.energy(r, 0) == pytest.approx(r.stats["energy"][0], rel=1e-12)
+
+
+def test_spectral_densities_integrate_to_the_energy(soliton_result):
+    r = soliton_result
+    domega = r.omega[1] - r.omega[0]
+    assert np.sum(lp.spectral_density(r)) * domega == pytest.approx(lp.energy(r), rel=1e-12)
+    lam, s = lp.wavelength_spectrum(r)
+    assert np.all(np.diff(lam) > 0)
+    # The Jacobian: ∫S(λ)dλ = ∫S(ω)dω (the trapezoid rule on the non-uniform λ grid).
+    assert np.trapz(s, lam) == pytest.approx(lp.energy(r), rel=1e-4)
+
+
+def test_bandpass(soliton_result):
+    r = soliton_result
+    lam0 = 2 * np.pi * 299792458.0 / r.omega[np.argmax(np.abs(r.Ew[-1]))]
+    wide = lp.bandpass(r, lam0 / 2, lam0 * 2, order=16)
+    np.testing.assert_allclose(wide, r.Et[-1], atol=1e-6 * np.max(np.abs(r.Et[-1])))
+    narrow = lp.bandpass(r, lam0 * 0.999, lam0 * 1.001)
+    assert np.sum(np.abs(narrow) ** 2) < 0.1 * np.sum(np.abs(r.Et[-1]) ** 2)
+    in_omega = lp.bandpass(r, r.omega[0], r.omega[-1] * 2, in_wavelength=False, order=16)
+    assert np.sum(np.abs(in_omega) ** 2) == pytest.approx(np.sum(np.abs(r.Et[-1]) ** 2), rel=1e-3)
+    with pytest.raises(ValueError, match="low < high"):
+        lp.bandpass(r, 2e-6, 1e-6)
+    with pytest.raises(ValueError, match="even"):
+        lp.bandpass(r, 1e-6, 2e-6, order=3)
+
+
+def test_spectrogram_marginal_and_xfrog_with_the_gate(soliton_result):
+    r = soliton_result
+    fwhm = 40e-15
+    tau, omega, s = lp.spectrogram(r, fwhm)
+    assert s.shape == (len(tau), len(r.t)) and np.array_equal(omega, r.omega)
+    # ∫∫ S dω dτ = E · ∫|g|² dτ = E · σ√(2π), σ the intensity gate's standard deviation.
+    sigma = fwhm / (2 * np.sqrt(2 * np.log(2)))
+    total = np.sum(s) * (omega[1] - omega[0]) * (tau[1] - tau[0])
+    assert total == pytest.approx(lp.energy(r) * sigma * np.sqrt(2 * np.pi), rel=1e-6)
+    # XFROG with the gate itself as reference: the same trace (delays on the grid's samples).
+    gate = np.exp(-(r.t ** 2) / (4 * sigma ** 2))
+    _, _, x = lp.xfrog(r, gate, delays=tau)
+    np.testing.assert_allclose(x, s, rtol=0, atol=1e-12 * np.max(s))
+    with pytest.raises(ValueError):
+        lp.spectrogram(r, 0)
+    with pytest.raises(ValueError, match="shape"):
+        lp.xfrog(r, gate[:10])
+
+
+def test_coherence_of_an_ensemble(tmp_path):
+    recipe = {**SOLITON, "ensemble": {"members": 4, "seed": 3}}
+    s = lp.scan(recipe, tmp_path, progress=False)
+    lam, g12 = lp.coherence(s.results)
+    spectra = np.stack([m.Ew[-1] for m in s.results.flat])
+    m = len(spectra)
+    cross = np.abs(np.sum(spectra, axis=0)) ** 2 - np.sum(np.abs(spectra) ** 2, axis=0)
+    mean = np.mean(np.abs(spectra) ** 2, axis=0)
+    expected = np.where(mean > 0, np.abs(cross / (m * (m - 1))) / np.where(mean > 0, mean, 1), 0)
+    np.testing.assert_allclose(g12, expected, rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(lam, s.results.flat[0].wavelength)
+    # Shot noise on a soliton: coherent where the pulse is, not far out in the wings.
+    centre = np.argmax(mean)
+    assert g12[centre] > 0.99 and np.min(g12) < 0.5
+    with pytest.raises(ValueError, match="at least 2"):
+        lp.coherence(s.results.flat[:1])
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    line = lp.plot_coherence(s.results).axes[0].get_lines()[0]
+    positive = s.results.flat[0].omega > 0
+    np.testing.assert_allclose(line.get_ydata(), g12[positive])
+
+
+def test_figures_show_the_data(soliton_result, tmp_path):
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    r = soliton_result
+    fig = lp.plot_spectrum(r)
+    lines = fig.axes[0].get_lines()
+    positive = r.omega > 0
+    for line, p in zip(lines, (0, -1)):
+        power = np.abs(r.Ew[p, positive]) ** 2
+        expected = 10 * np.log10(np.maximum(power, power.max() * 1e-6) / power.max())
+        np.testing.assert_allclose(line.get_ydata(), expected)
+        np.testing.assert_allclose(line.get_xdata(), r.wavelength[positive] * 1e9)
+    lam, z, db = lp.spectral_evolution(r)
+    fig = lp.plot_spectral_evolution(r)
+    np.testing.assert_allclose(fig.axes[0].collections[0].get_array().reshape(db.shape), db)
+    assert db.max() == 0 and db.min() >= -40
+    t, z, db = lp.temporal_evolution(r)
+    fig = lp.plot_temporal_evolution(r)
+    np.testing.assert_allclose(fig.axes[0].collections[0].get_array().reshape(db.shape), db)
+    fig = lp.plot_spectrogram(r, 40e-15)
+    assert fig.axes[0].collections
+    fig.savefig(tmp_path / "spectrogram.png")
+    assert (tmp_path / "spectrogram.png").stat().st_size > 0
