@@ -142,6 +142,14 @@ def temporal_evolution(result, floor_db: float = -40.0):
     return result.t, result.z, _decibels(np.abs(result.Et) ** 2, floor_db)
 
 
+def _span(axis_values: np.ndarray, above: np.ndarray, margin: float = 0.1) -> Tuple[float, float]:
+    """The range of axis_values where `above` holds anywhere, widened by `margin` of itself."""
+    inside = axis_values[above]
+    lo, hi = float(inside.min()), float(inside.max())
+    pad = margin * (hi - lo) if hi > lo else abs(lo) * margin + 1e-30
+    return lo - pad, hi + pad
+
+
 def _figure(figsize=(6.4, 4.8)):
     import matplotlib.pyplot as plt  # optional: only the figures need it
     fig, ax = plt.subplots(figsize=figsize, constrained_layout=True)
@@ -153,7 +161,8 @@ def plot_spectral_evolution(result, floor_db: float = -40.0, ax=None):
     lam, z, db = spectral_evolution(result, floor_db)
     fig, ax = _figure() if ax is None else (ax.figure, ax)
     mesh = ax.pcolormesh(lam * 1e9, z, db, shading="nearest", vmin=floor_db, vmax=0, cmap="magma")
-    ax.set(xlabel="wavelength (nm)", ylabel="z (m)", title=result.label or "spectral evolution")
+    ax.set(xlabel="wavelength (nm)", ylabel="z (m)", title=result.label or "spectral evolution",
+           xlim=_span(lam * 1e9, np.any(db > floor_db, axis=0)))
     fig.colorbar(mesh, ax=ax, label="|Ã|² (dB)")
     return fig
 
@@ -163,7 +172,8 @@ def plot_temporal_evolution(result, floor_db: float = -40.0, ax=None):
     t, z, db = temporal_evolution(result, floor_db)
     fig, ax = _figure() if ax is None else (ax.figure, ax)
     mesh = ax.pcolormesh(t * 1e12, z, db, shading="nearest", vmin=floor_db, vmax=0, cmap="magma")
-    ax.set(xlabel="delay (ps)", ylabel="z (m)", title=result.label or "temporal evolution")
+    ax.set(xlabel="delay (ps)", ylabel="z (m)", title=result.label or "temporal evolution",
+           xlim=_span(t * 1e12, np.any(db > floor_db, axis=0)))
     fig.colorbar(mesh, ax=ax, label="|A|² (dB)")
     return fig
 
@@ -176,7 +186,9 @@ def plot_spectrum(result, planes: Sequence[int] = (0, -1), floor_db: float = -60
     for p in planes:
         ax.plot(result.wavelength[positive] * 1e9, _decibels(np.abs(result.Ew[p, positive]) ** 2, floor_db),
                 label=f"z = {result.z[p]:.4g} m")
-    ax.set(xlabel="wavelength (nm)", ylabel="|Ã|² (dB)", ylim=(floor_db, 3), title=result.label or "spectrum")
+    above = np.any([_decibels(np.abs(result.Ew[p, positive]) ** 2, floor_db) > floor_db for p in planes], axis=0)
+    ax.set(xlabel="wavelength (nm)", ylabel="|Ã|² (dB)", ylim=(floor_db, 3), title=result.label or "spectrum",
+           xlim=_span(result.wavelength[positive] * 1e9, above))
     ax.legend()
     return fig
 
@@ -186,9 +198,11 @@ def plot_spectrogram(result, gate_fwhm: float, plane: int = -1, floor_db: float 
     tau, omega, s = spectrogram(result, gate_fwhm, plane)
     positive = omega > 0
     fig, ax = _figure() if ax is None else (ax.figure, ax)
-    mesh = ax.pcolormesh(tau * 1e12, result.wavelength[positive] * 1e9, _decibels(s[:, positive], floor_db).T,
-                         shading="nearest", vmin=floor_db, vmax=0, cmap="magma")
-    ax.set(xlabel="delay (ps)", ylabel="wavelength (nm)", title=f"spectrogram at z = {result.z[plane]:.4g} m")
+    db = _decibels(s[:, positive], floor_db)
+    lam = result.wavelength[positive]
+    mesh = ax.pcolormesh(tau * 1e12, lam * 1e9, db.T, shading="nearest", vmin=floor_db, vmax=0, cmap="magma")
+    ax.set(xlabel="delay (ps)", ylabel="wavelength (nm)", title=f"spectrogram at z = {result.z[plane]:.4g} m",
+           xlim=_span(tau * 1e12, np.any(db > floor_db, axis=1)), ylim=_span(lam * 1e9, np.any(db > floor_db, axis=0)))
     fig.colorbar(mesh, ax=ax, label="dB")
     return fig
 
