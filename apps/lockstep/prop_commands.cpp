@@ -13,7 +13,6 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
-#include <numbers>
 #include <string>
 #include <vector>
 
@@ -25,10 +24,8 @@
 #include "lockstep/prop/job.hpp"
 #include "lockstep/prop/measures.hpp"
 #include "lockstep/prop/plots.hpp"
-#include "lockstep/prop/pulse.hpp"
 #include "lockstep/prop/recipe.hpp"
 #include "lockstep/prop/result_file.hpp"
-#include "lockstep/prop/transform.hpp"
 
 namespace lockstep::cli {
 
@@ -102,26 +99,22 @@ std::vector<double> ascending_power(const Grid& grid, const std::vector<std::com
   return p;
 }
 
-std::vector<double> wavelengths(const Grid& grid) {
-  std::vector<double> lambda = grid.omega_ascending();
-  for (double& w : lambda) w = 2 * std::numbers::pi * kSpeedOfLight / w;
-  return lambda;
-}
-
-/// The figures of one result: spectral and temporal evolution, and the final spectrum.
+/// The figures of one result: spectral and temporal evolution, and the final spectrum, from
+/// the arrays its file stores (result_arrays).
 void write_figures(const ResultData& d, const fs::path& stem) {
   if (d.planes.z.size() < 2) return;  // nothing propagated yet
-  const Grid grid(d.config.grid);
-  const std::vector<double> lambda = wavelengths(grid);
+  const ResultArrays a = result_arrays(d);
+  const std::size_t n = a.t.size();
+  const std::vector<double>& lambda = a.wavelength;
   std::vector<std::vector<double>> spectra, power;
-  SpectralTransform transform(grid.size());
-  std::vector<std::complex<double>> field(static_cast<std::size_t>(grid.size()));
-  for (const auto& plane : d.planes.field_w) {
-    spectra.push_back(ascending_power(grid, plane));
-    transform.to_time(plane.data(), field.data());
-    std::vector<double> p(field.size());
-    for (std::size_t j = 0; j < field.size(); ++j) p[j] = std::norm(field[j]);
-    power.push_back(std::move(p));
+  for (std::size_t p = 0; p < d.planes.z.size(); ++p) {
+    std::vector<double> s(n), q(n);
+    for (std::size_t k = 0; k < n; ++k) {
+      s[k] = std::norm(a.Ew[p * n + k]);
+      q[k] = std::norm(a.Et[p * n + k]);
+    }
+    spectra.push_back(std::move(s));
+    power.push_back(std::move(q));
   }
   WavelengthPlotOptions wo;
   wo.title = d.label;
@@ -129,7 +122,7 @@ void write_figures(const ResultData& d, const fs::path& stem) {
   TemporalPlotOptions to;
   to.title = d.label;
   to.decibels = true;
-  write_temporal_evolution(stem.string() + "_temporal.png", d.planes.z, grid.t(), power, to);
+  write_temporal_evolution(stem.string() + "_temporal.png", d.planes.z, a.t, power, to);
   std::vector<std::vector<double>> ends_db;
   for (const auto* s : {&spectra.front(), &spectra.back()}) {
     double peak = 0;
@@ -162,7 +155,7 @@ void write_coherence_figure(const Job& job, const fs::path& path) {
   for (double& v : mean) v = 10 * std::log10(std::max(v, peak * 1e-30) / peak);
   WavelengthPlotOptions o;
   o.title = "coherence of " + std::to_string(job.size()) + " shot-noise members";
-  write_coherence(path, wavelengths(grid), g12, mean, o);
+  write_coherence(path, grid.wavelengths(), g12, mean, o);
 }
 
 /// The job's run with the CLI's flags: a progress line per batch, SIGINT / SIGTERM stopping it

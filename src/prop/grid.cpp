@@ -38,4 +38,10 @@ std::vector<double> Grid::omega_ascending() const {
   return out;
 }
 
+std::vector<double> Grid::wavelengths() const {
+  std::vector<double> out = omega_ascending();
+  for (double& w : out) w = 2 * std::numbers::pi * kSpeedOfLight / w;
+  return out;
+}
+
 }  // namespace lockstep::prop

@@ -40,6 +40,8 @@ class Grid {
   const std::vector<double>& omega() const { return omega_; }
   /// Absolute ω in ascending order, rad/s (the result files' grid).
   std::vector<double> omega_ascending() const;
+  /// 2πc/ω of omega_ascending(), in its order (so descending), m.
+  std::vector<double> wavelengths() const;
   /// Index into FFT order of the k-th ascending frequency (an fftshift).
   std::int64_t ascending_to_fft(std::int64_t k) const { return (k + n_ / 2) % n_; }
 

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numbers>
 #include <optional>
 #include <utility>
 #include <span>
@@ -317,8 +316,7 @@ ResultArrays result_arrays(const ResultData& data) {
   ResultArrays a;
   a.t = grid.t();
   a.omega = grid.omega_ascending();
-  a.wavelength.resize(a.omega.size());
-  for (std::size_t k = 0; k < a.omega.size(); ++k) a.wavelength[k] = 2 * std::numbers::pi * kSpeedOfLight / a.omega[k];
+  a.wavelength = grid.wavelengths();
   a.Et = time_domain(data.planes, n);
   a.Ew.resize(a.Et.size());
   for (std::size_t p = 0; p < data.planes.field_w.size(); ++p)
