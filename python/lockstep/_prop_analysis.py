@@ -156,26 +156,27 @@ def _figure(figsize=(6.4, 4.8)):
     return fig, ax
 
 
+def _evolution_figure(x, z, db, floor_db, xlabel, title, colour_label, ax):
+    """An evolution map (x × z, dB), the x axis zoomed to where the data lie above the floor."""
+    fig, ax = _figure() if ax is None else (ax.figure, ax)
+    mesh = ax.pcolormesh(x, z, db, shading="nearest", vmin=floor_db, vmax=0, cmap="magma")
+    ax.set(xlabel=xlabel, ylabel="z (m)", title=title, xlim=_span(x, np.any(db > floor_db, axis=0)))
+    fig.colorbar(mesh, ax=ax, label=colour_label)
+    return fig
+
+
 def plot_spectral_evolution(result, floor_db: float = -40.0, ax=None):
     """Spectral evolution (wavelength in nm × z in m, dB); returns the Figure."""
     lam, z, db = spectral_evolution(result, floor_db)
-    fig, ax = _figure() if ax is None else (ax.figure, ax)
-    mesh = ax.pcolormesh(lam * 1e9, z, db, shading="nearest", vmin=floor_db, vmax=0, cmap="magma")
-    ax.set(xlabel="wavelength (nm)", ylabel="z (m)", title=result.label or "spectral evolution",
-           xlim=_span(lam * 1e9, np.any(db > floor_db, axis=0)))
-    fig.colorbar(mesh, ax=ax, label="|Ã|² (dB)")
-    return fig
+    return _evolution_figure(lam * 1e9, z, db, floor_db, "wavelength (nm)", result.label or "spectral evolution",
+                             "|Ã|² (dB)", ax)
 
 
 def plot_temporal_evolution(result, floor_db: float = -40.0, ax=None):
     """Temporal evolution (delay in ps × z in m, dB); returns the Figure."""
     t, z, db = temporal_evolution(result, floor_db)
-    fig, ax = _figure() if ax is None else (ax.figure, ax)
-    mesh = ax.pcolormesh(t * 1e12, z, db, shading="nearest", vmin=floor_db, vmax=0, cmap="magma")
-    ax.set(xlabel="delay (ps)", ylabel="z (m)", title=result.label or "temporal evolution",
-           xlim=_span(t * 1e12, np.any(db > floor_db, axis=0)))
-    fig.colorbar(mesh, ax=ax, label="|A|² (dB)")
-    return fig
+    return _evolution_figure(t * 1e12, z, db, floor_db, "delay (ps)", result.label or "temporal evolution",
+                             "|A|² (dB)", ax)
 
 
 def plot_spectrum(result, planes: Sequence[int] = (0, -1), floor_db: float = -60.0, ax=None):

@@ -105,6 +105,12 @@ def _toml(tables: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _is_path(source) -> bool:
+    """Whether a recipe source names a file: a path object, or a one-line str ending in .toml."""
+    return isinstance(source, os.PathLike) or (isinstance(source, str) and "\n" not in source
+                                               and source.strip().endswith(".toml"))
+
+
 def recipe(source: RecipeLike = None) -> Recipe:
     """A parsed recipe from TOML text, a ``.toml`` file (str or path), nested dicts with the
     recipe's keys, or None for the built-in Dudley supercontinuum. ``canonical`` is its
@@ -115,8 +121,7 @@ def recipe(source: RecipeLike = None) -> Recipe:
         return source
     if isinstance(source, Mapping):
         return _P.parse_recipe(_toml(source), "<dict>")
-    if isinstance(source, os.PathLike) or (isinstance(source, str) and "\n" not in source
-                                           and source.strip().endswith(".toml")):
+    if _is_path(source):
         path = pathlib.Path(source)
         if not path.is_file():
             raise FileNotFoundError(f"[prop.recipe] no recipe file {path}")
@@ -131,8 +136,7 @@ def _base_name(source: RecipeLike, base: Optional[str]) -> str:
         return base
     if source is None:
         return "dudley"
-    if isinstance(source, os.PathLike) or (isinstance(source, str) and source.strip().endswith(".toml")
-                                           and "\n" not in source):
+    if _is_path(source):
         return pathlib.Path(source).stem
     return "run"
 
@@ -281,6 +285,7 @@ def _progress_function(progress: Union[bool, Callable, None]):
 
 
 def _run(job, device, precision, batch_memory, checkpoint, threads, evaluation, progress):
+    """Runs the job; its results: a Result for one member, else a list of them."""
     bar = _progress_function(progress)
     try:
         job.run(device=device, precision=precision, evaluation=evaluation, batch_memory_mib=float(batch_memory),
@@ -288,11 +293,9 @@ def _run(job, device, precision, batch_memory, checkpoint, threads, evaluation, 
     finally:
         if isinstance(bar, _ProgressBar):
             bar.close()
-
-
-def _results(job) -> list:
     files = job.files
-    return [Result._from(job.result(k), files[k] or None) for k in range(len(job))]
+    results = [Result._from(job.result(k), files[k] or None) for k in range(len(job))]
+    return results[0] if len(results) == 1 else results
 
 
 _RUN_DOC = """
@@ -315,9 +318,7 @@ def run(source: RecipeLike = None, output: Union[str, os.PathLike] = "prop_out",
     """
     rec = recipe(source)
     job = _P.Job.from_recipe(rec, _base_name(source, base), str(output), None if replay is None else str(replay))
-    _run(job, device, precision, batch_memory, checkpoint, threads, evaluation, progress)
-    results = _results(job)
-    return results[0] if len(results) == 1 else results
+    return _run(job, device, precision, batch_memory, checkpoint, threads, evaluation, progress)
 
 
 def scan(source: RecipeLike, output: Union[str, os.PathLike] = "prop_out", **options) -> Scan:
@@ -349,9 +350,7 @@ def resume(files: Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]], so
         if not pathlib.Path(p).is_file():
             raise FileNotFoundError(f"[prop] no result file {p}")
     job = _P.Job.resume(paths, None if source is None else recipe(source))
-    _run(job, device, precision, batch_memory, checkpoint, threads, evaluation, progress)
-    results = _results(job)
-    return results[0] if len(results) == 1 else results
+    return _run(job, device, precision, batch_memory, checkpoint, threads, evaluation, progress)
 
 
 def propagate(source: RecipeLike = None, *, device: str = "cpu", precision: str = "f64", batch_memory: float = 0,
@@ -359,9 +358,7 @@ def propagate(source: RecipeLike = None, *, device: str = "cpu", precision: str 
     """Runs a recipe in memory (no files; no bar unless progress=True); returns as ``run``."""
     rec = recipe(source)
     job = _P.Job.from_recipe(rec, "memory", None, None)
-    _run(job, device, precision, batch_memory, 30, threads, evaluation, progress)
-    results = _results(job)
-    return results[0] if len(results) == 1 else results
+    return _run(job, device, precision, batch_memory, 30, threads, evaluation, progress)
 
 
 for _f in (run, resume, propagate):
