@@ -46,7 +46,7 @@ suite_command() {  # the command one copy of a suite runs
       local prop_faults="$BUILD/tests/cpp/prop/lockstep_prop_cuda_fault_tests"
       if [[ -x "$prop_faults" ]]; then echo "$prop_faults --gtest_filter=-CudaMemoryExhausted.* && $BUILD/tests/cpp/lockstep_cuda_fault_tests"
       else echo "$BUILD/tests/cpp/lockstep_cuda_fault_tests"; fi ;;
-    python) echo "$PY -m pytest -q -x -p no:cacheprovider --durations=15 ${LOCKSTEP_PYTHON_TESTS:-tests/python/test_cuda.py}" ;;
+    python) echo "$PY -m pytest -q -x -p no:cacheprovider --durations=15 ${LOCKSTEP_PYTHON_TESTS:-tests/python/test_cuda.py tests/python/test_prop_cuda.py}" ;;
     *) echo "unknown suite $1" >&2; return 1 ;;
   esac
 }

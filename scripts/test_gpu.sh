@@ -9,10 +9,10 @@
 #      GPU tests' sanitizer subset and a forward + backward of the fused QKAN layer
 #      (scripts/qkan_layer_sanitize.py), and over a short run of the propagation engine's trials
 #      and its fused evaluation of N;
-#   4. runs the Python tests (tests/python: test_cuda.py and test_cuda_faults.py included)
-#      against that build;
-#   5. contention: every GPU test binary and test_cuda.py as N concurrent copies on the one GPU,
-#      one suite after the other, ROUNDS times (scripts/gpu_stress.sh; default 8 copies x 5
+#   4. runs the Python tests (tests/python: test_cuda.py, test_prop_cuda.py and
+#      test_cuda_faults.py included) against that build;
+#   5. contention: every GPU test binary, test_cuda.py and test_prop_cuda.py as N concurrent
+#      copies on the one GPU, one suite after the other, ROUNDS times (scripts/gpu_stress.sh; default 8 copies x 5
 #      rounds);
 #   6. runs the GPU benchmarks (bench/qkan_cuda.py; bench/prop_cuda.cpp with the propagation
 #      engine), unless LOCKSTEP_SKIP_BENCH=1.
