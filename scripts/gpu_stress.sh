@@ -15,8 +15,9 @@
 #   --together: each round starts the N copies of every suite at once (N × suites processes on
 #   the GPU), instead of one suite after the other: harsher, and slower on a 16-core host (one
 #   round of 8 copies of the four suites, 32 processes, ran past 530 s on an H100 host).
-#   --seconds S: starts no round after S seconds (the rounds run are reported); each round runs
-#   every suite, so all suites run the same number of rounds.
+#   --seconds S: starts no round that would end after S seconds, judged by the last round's
+#   time (the rounds run are reported); each round runs every suite, so all suites run the same
+#   number of rounds.
 #   --copy-timeout S: a copy still running after S seconds is killed and counts as failed,
 #   "timed out" (default 1200), so that a copy that waits forever shows as such.
 # Prints one line per suite and round ("failed: K of N"), and a summary; exits 1 on any failure.
@@ -82,15 +83,18 @@ if ((TOGETHER)); then GROUPS_RUN=("${SUITES[*]}"); else GROUPS_RUN=("${SUITES[@]
 for suite in "${SUITES[@]}"; do echo "== stress $suite: $N copies of: $(suite_command "$suite")"; done
 # Round r runs every suite (one after the other, or together), so that a time limit cuts all
 # suites to the same number of rounds.
+last_round=0
 for ((r = 1; r <= ROUNDS; r++)); do
-  if ((SECONDS_LIMIT > 0 && SECONDS >= SECONDS_LIMIT)); then
-    echo "   stopped after $((r - 1)) rounds of $ROUNDS: the $SECONDS_LIMIT s given are over"
+  if ((SECONDS_LIMIT > 0 && SECONDS + last_round > SECONDS_LIMIT)); then
+    echo "   stopped after $((r - 1)) rounds of $ROUNDS: another round ($last_round s the last) would pass the $SECONDS_LIMIT s given"
     break
   fi
+  round_start=$SECONDS
   for group in "${GROUPS_RUN[@]}"; do
     read -ra members <<<"$group"
     round "${members[@]}"
   done
+  last_round=$((SECONDS - round_start))
   rounds_run=$((rounds_run + 1))
 done
 echo "== stress: $total_failed failed copies in all, $rounds_run rounds"
