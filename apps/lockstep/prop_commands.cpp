@@ -99,6 +99,14 @@ std::vector<double> ascending_power(const Grid& grid, const std::vector<std::com
   return p;
 }
 
+/// 10·log10(v / max v), floored 300 dB below the peak (zero power included).
+std::vector<double> decibels_of_peak(std::vector<double> v) {
+  double peak = 0;
+  for (double x : v) peak = std::max(peak, x);
+  for (double& x : v) x = 10 * std::log10(std::max(x, peak * 1e-30) / peak);
+  return v;
+}
+
 /// The figures of one result: spectral and temporal evolution, and the final spectrum, from
 /// the arrays its file stores (result_arrays).
 void write_figures(const ResultData& d, const fs::path& stem) {
@@ -123,14 +131,8 @@ void write_figures(const ResultData& d, const fs::path& stem) {
   to.title = d.label;
   to.decibels = true;
   write_temporal_evolution(stem.string() + "_temporal.png", d.planes.z, a.t, power, to);
-  std::vector<std::vector<double>> ends_db;
-  for (const auto* s : {&spectra.front(), &spectra.back()}) {
-    double peak = 0;
-    for (double v : *s) peak = std::max(peak, v);
-    std::vector<double> db(s->size());
-    for (std::size_t k = 0; k < s->size(); ++k) db[k] = 10 * std::log10(std::max((*s)[k], peak * 1e-30) / peak);
-    ends_db.push_back(std::move(db));
-  }
+  const std::vector<std::vector<double>> ends_db = {decibels_of_peak(spectra.front()),
+                                                    decibels_of_peak(spectra.back())};
   WavelengthPlotOptions so;
   so.title = d.label;
   char zlabel[64];
@@ -150,12 +152,9 @@ void write_coherence_figure(const Job& job, const fs::path& path) {
     const std::vector<double> p = ascending_power(grid, s);
     for (std::size_t k = 0; k < p.size(); ++k) mean[k] += p[k] / static_cast<double>(finals.size());
   }
-  double peak = 0;
-  for (double v : mean) peak = std::max(peak, v);
-  for (double& v : mean) v = 10 * std::log10(std::max(v, peak * 1e-30) / peak);
   WavelengthPlotOptions o;
   o.title = "coherence of " + std::to_string(job.size()) + " shot-noise members";
-  write_coherence(path, grid.wavelengths(), g12, mean, o);
+  write_coherence(path, grid.wavelengths(), g12, decibels_of_peak(mean), o);
 }
 
 /// The job's run with the CLI's flags: a progress line per batch, SIGINT / SIGTERM stopping it

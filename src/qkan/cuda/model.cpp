@@ -20,8 +20,6 @@ namespace lockstep::qkan {
 
 namespace {
 
-namespace cuda = lockstep::cuda;
-
 constexpr std::string_view kWhere = "qkan.cuda_model";
 namespace kernels = detail::cuda_model;
 
@@ -437,7 +435,7 @@ void CudaModel::download(Model& model) {
 
 struct CudaAdam::State {
   AdamOptions options;
-  DeviceMemory m, v;
+  DeviceMemory moments;  ///< the first moments m, then the second v: 2n values
   std::size_t n = 0;
   long t = 0;
 };
@@ -447,10 +445,9 @@ CudaAdam::CudaAdam(const CudaModel& model, AdamOptions options) : state_(std::ma
   State& s = *state_;
   s.options = options;
   s.n = model.state().n_trainable;
-  const std::size_t bytes = s.n * sizeof(double);
-  if (bytes == 0) return;
-  check(cudaMemset(reserve<double>(s.m, static_cast<std::int64_t>(s.n)), 0, bytes), "zeroing Adam's moments");
-  check(cudaMemset(reserve<double>(s.v, static_cast<std::int64_t>(s.n)), 0, bytes), "zeroing Adam's moments");
+  if (s.n == 0) return;
+  check(cudaMemset(reserve<double>(s.moments, 2 * static_cast<std::int64_t>(s.n)), 0, 2 * s.n * sizeof(double)),
+        "zeroing Adam's moments");
 }
 CudaAdam::~CudaAdam() = default;
 CudaAdam::CudaAdam(CudaAdam&&) noexcept = default;
@@ -462,8 +459,9 @@ void CudaAdam::step(CudaModel& model) {
   if (ms.n_trainable != s.n)
     invalid_argument("qkan.adam", "made for ", s.n, " parameters, given a model with ", ms.n_trainable);
   if (!ms.has_gradient) invalid_argument("qkan.adam", "the model has no gradient yet: call loss_and_gradient first");
-  kernels::adam(ms.params.as<double>(), ms.grad.as<double>(), s.m.as<double>(), s.v.as<double>(),
-                static_cast<std::int64_t>(s.n), detail::adam_step(s.options, ++s.t), nullptr);
+  double* m = s.moments.as<double>();
+  kernels::adam(ms.params.as<double>(), ms.grad.as<double>(), m, m + s.n, static_cast<std::int64_t>(s.n),
+                detail::adam_step(s.options, ++s.t), nullptr);
   ms.tables_stale = true;
 }
 
