@@ -67,7 +67,10 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1
 "$VPY" -m pip install -q "nvidia-mathdx==25.6.0"
 
 echo "== building and installing lockstep into $VENV"
-"$VPY" -m pip install -q --no-build-isolation "$ROOT"
+# CUDA (where nvcc is found) for this machine's GPUs, or sm_90 alone without one
+# (scripts/cuda_architectures.sh); a pip install without this compiles for every architecture.
+"$VPY" -m pip install -q --no-build-isolation \
+  -C cmake.define.CMAKE_CUDA_ARCHITECTURES="$("$ROOT/scripts/cuda_architectures.sh")" "$ROOT"
 
 "$VPY" - <<'PY'
 import sys, torch, lockstep

@@ -8,7 +8,8 @@ cd "$ROOT"
 BUILD="${LOCKSTEP_BUILD_DIR:-build/test}"
 # cuFFTDx for the CUDA engine's fused evaluation: the venv's nvidia-mathdx (src/prop/cuda/cufftdx.cmake)
 MATHDX_ROOT="$("$ROOT/.venv/bin/python" -c 'import nvidia.mathdx as m; print(m.__path__[0])' 2>/dev/null || true)"
-cmake -S . -B "$BUILD" -DLOCKSTEP_CUDA=AUTO -DLOCKSTEP_TESTS=ON -DLOCKSTEP_MATHDX_ROOT="$MATHDX_ROOT"
+cmake -S . -B "$BUILD" -DLOCKSTEP_CUDA=AUTO -DLOCKSTEP_TESTS=ON -DLOCKSTEP_MATHDX_ROOT="$MATHDX_ROOT" \
+  -DCMAKE_CUDA_ARCHITECTURES="$(scripts/cuda_architectures.sh)"
 cmake --build "$BUILD" -j"$(nproc)"
 # The CUDA tests (label gpu) need a GPU; without one they are left out, saying so.
 CTEST_EXTRA=()

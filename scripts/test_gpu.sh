@@ -50,6 +50,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader ||
 GEN=(); command -v ninja >/dev/null && GEN=(-G Ninja)
 step configure cmake -S . -B "$BUILD" "${GEN[@]}" -DLOCKSTEP_CUDA=ON -DLOCKSTEP_TESTS=ON -DLOCKSTEP_PROP="${LOCKSTEP_PROP:-ON}" \
   -DLOCKSTEP_PYTHON=ON -DLOCKSTEP_APPS=ON -DPython_EXECUTABLE="$(command -v "$PY")" \
+  -DCMAKE_CUDA_ARCHITECTURES="$(scripts/cuda_architectures.sh)" \
   -DLOCKSTEP_MATHDX_ROOT="${LOCKSTEP_MATHDX_ROOT:-$("$PY" -c 'import nvidia.mathdx as m; print(m.__path__[0])' 2>/dev/null)}"
 step build cmake --build "$BUILD" -j"$(nproc)"
 [[ $status == 0 ]] || exit 1

@@ -12,6 +12,20 @@ namespace lockstep::prop {
 
 std::mutex& fftw_planner_mutex();
 
+// Measured plans (flags without FFTW_ESTIMATE) take seconds at the larger sizes; what FFTW learns
+// while measuring (its wisdom) is kept in a file and read by the next process, which then plans
+// in milliseconds and, with the same plans, computes the same bits. The file is read before
+// every plan, measured or estimated: an estimated plan takes the measured plan of its problem
+// where the wisdom has one, so two processes plan alike only if they see the same wisdom. The file is
+// $LOCKSTEP_FFTW_WISDOM, or $XDG_CACHE_HOME/lockstep (else ~/.cache/lockstep) named by the FFTW
+// version and the CPU model; LOCKSTEP_FFTW_WISDOM=off keeps none. A file that cannot be read or
+// written is no error: plans are then measured as without it. Both calls need the planner mutex.
+
+/// Reads the wisdom file (its path is settled at the first call).
+void load_fftw_wisdom();
+/// Writes the wisdom file when plans since the last read or write added to it.
+void save_fftw_wisdom();
+
 inline fftw_complex* as_fftw(std::complex<double>* p) { return reinterpret_cast<fftw_complex*>(p); }
 
 /// fftw_malloc'ed array of `count` complex values (SIMD aligned); throws on failure.

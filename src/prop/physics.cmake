@@ -8,6 +8,7 @@ pkg_check_modules(FFTW3 REQUIRED IMPORTED_TARGET GLOBAL fftw3)
 target_sources(lockstep_prop PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/spline.cpp
   ${CMAKE_CURRENT_LIST_DIR}/transform.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/fftw_wisdom.cpp
   ${CMAKE_CURRENT_LIST_DIR}/physics.cpp
   ${CMAKE_CURRENT_LIST_DIR}/nonlinear.cpp
   ${CMAKE_CURRENT_LIST_DIR}/pulse.cpp

@@ -12,6 +12,23 @@ std::mutex& fftw_planner_mutex() {
   return m;
 }
 
+namespace {
+/// Around a plan's creation: the wisdom file read before every plan (an estimated plan, too,
+/// takes a measured plan of its problem where the wisdom has one) and written after a measured one.
+class WisdomScope {
+ public:
+  explicit WisdomScope(unsigned flags) : measured_((flags & FFTW_ESTIMATE) == 0) { load_fftw_wisdom(); }
+  ~WisdomScope() {
+    if (measured_) save_fftw_wisdom();
+  }
+  WisdomScope(const WisdomScope&) = delete;
+  WisdomScope& operator=(const WisdomScope&) = delete;
+
+ private:
+  bool measured_;
+};
+}  // namespace
+
 std::complex<double>* fftw_alloc_complex_array(std::int64_t count, const char* where) {
   auto* p = reinterpret_cast<std::complex<double>*>(fftw_alloc_complex(static_cast<std::size_t>(count)));
   if (p == nullptr) runtime_failure(where, "fftw_alloc_complex failed for ", count, " values");
@@ -21,6 +38,7 @@ std::complex<double>* fftw_alloc_complex_array(std::int64_t count, const char* w
 fftw_plan plan_dft_1d(std::int64_t n, std::complex<double>* in, std::complex<double>* out, int sign, unsigned flags,
                       const char* where) {
   std::lock_guard<std::mutex> lock(fftw_planner_mutex());
+  const WisdomScope wisdom(flags);
   fftw_plan p = fftw_plan_dft_1d(static_cast<int>(n), as_fftw(in), as_fftw(out), sign, flags);
   if (p == nullptr) runtime_failure(where, "FFTW could not plan a transform of length ", n);
   return p;
@@ -28,6 +46,7 @@ fftw_plan plan_dft_1d(std::int64_t n, std::complex<double>* in, std::complex<dou
 
 fftw_plan plan_r2c_1d(std::int64_t n, double* in, std::complex<double>* out, unsigned flags, const char* where) {
   std::lock_guard<std::mutex> lock(fftw_planner_mutex());
+  const WisdomScope wisdom(flags);
   fftw_plan p = fftw_plan_dft_r2c_1d(static_cast<int>(n), in, as_fftw(out), flags);
   if (p == nullptr) runtime_failure(where, "FFTW could not plan a real transform of length ", n);
   return p;
@@ -35,6 +54,7 @@ fftw_plan plan_r2c_1d(std::int64_t n, double* in, std::complex<double>* out, uns
 
 fftw_plan plan_c2r_1d(std::int64_t n, std::complex<double>* in, double* out, unsigned flags, const char* where) {
   std::lock_guard<std::mutex> lock(fftw_planner_mutex());
+  const WisdomScope wisdom(flags);
   fftw_plan p = fftw_plan_dft_c2r_1d(static_cast<int>(n), as_fftw(in), out, flags);
   if (p == nullptr) runtime_failure(where, "FFTW could not plan a real transform of length ", n);
   return p;

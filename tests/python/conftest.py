@@ -5,11 +5,13 @@
 * Every test draws fresh random inputs from a generator seeded by its own node id, so each
   parametrization sees different numbers (and a failure reproduces); set
   LOCKSTEP_TEST_SEED_SALT to draw another set.
+* The propagation engine keeps its FFTW wisdom in a file of the session (LOCKSTEP_FFTW_WISDOM).
 * The C++ path under test is $LOCKSTEP_QKAN_PATH (automatic by default; `reference` or
   `fused` to pin one), read by lockstep.qkan itself.
 """
 
 import os
+import tempfile
 import zlib
 
 import pytest
@@ -19,6 +21,10 @@ import lockstep
 import lockstep.qkan as lq
 
 lq._POISON_OUTPUTS = True
+
+# The propagation engine's FFTW wisdom (measured plans) in a file of this session, shared with the
+# CLI processes the tests start, and not in the user's cache.
+os.environ.setdefault("LOCKSTEP_FFTW_WISDOM", os.path.join(tempfile.mkdtemp(prefix="lockstep-tests-"), "fftw.wisdom"))
 
 # Per-precision tolerances (absolute, relative): forward values, then gradients (reductions
 # over the batch and over o/l, so a little looser).

@@ -85,9 +85,10 @@ std::string cuda_engine_summary();
 /// Free memory of the current CUDA device in bytes (0 without CUDA).
 std::int64_t cuda_free_memory();
 
-/// Whether this build has the fused evaluation of N (CudaOptions::fused_evaluation) for grids of
-/// `points` points in `precision`: built with cuFFTDx for sm_90, for 1024, 2048, 4096 or 8192
-/// points (float32: not 8192).
+/// Whether the fused evaluation of N (CudaOptions::fused_evaluation) runs here for grids of
+/// `points` points in `precision`: the build has it (cuFFTDx, compiled for sm_90), the current
+/// device has compute capability 9.0, and the size is one of 1024, 2048, 4096 or 8192 points
+/// (float32: not 8192).
 bool cuda_fused_evaluation_available(std::int64_t points, DType precision = DType::f64);
 
 }  // namespace lockstep::prop

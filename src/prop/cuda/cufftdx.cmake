@@ -7,9 +7,10 @@
 #     installs into the project venv), the folder that
 #       python -c "import nvidia.mathdx as m; print(m.__path__[0])"
 #     prints (scripts/test.sh passes it).
-# Its transforms are generated per architecture, and fused_evaluation.cu asks for sm_90's: built
-# only when sm_90 is the one architecture compiled for. Otherwise the engine has the cuFFT path
-# alone (fused_evaluation_unavailable.cpp).
+# Its transforms are generated per architecture, and fused_evaluation.cu asks for sm_90's: it is
+# compiled on its own for sm_90, whatever CMAKE_CUDA_ARCHITECTURES lists, and the engine takes
+# it only on a device of compute capability 9.0 (cuda_fused_evaluation_available); elsewhere, or
+# without cuFFTDx (fused_evaluation_unavailable.cpp), the engine has the cuFFT path alone.
 set(LOCKSTEP_MATHDX_ROOT "" CACHE PATH "NVIDIA MathDx: the folder holding include/cufftdx.hpp")
 set(_cufftdx_includes "")
 find_package(mathdx CONFIG QUIET COMPONENTS cufftdx)
@@ -25,16 +26,14 @@ elseif(LOCKSTEP_MATHDX_ROOT)
     set(_cufftdx_from "LOCKSTEP_MATHDX_ROOT (${LOCKSTEP_MATHDX_ROOT})")
   endif()
 endif()
-if(_cufftdx_includes AND CMAKE_CUDA_ARCHITECTURES MATCHES "^90a?$")
-  target_sources(lockstep_prop PRIVATE ${CMAKE_CURRENT_LIST_DIR}/fused_evaluation.cu)
-  set(_isystem "")
-  foreach(_dir IN LISTS _cufftdx_includes)
-    list(APPEND _isystem -isystem ${_dir})
-  endforeach()
-  set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/fused_evaluation.cu PROPERTIES COMPILE_OPTIONS "${_isystem}")
-  message(STATUS "lockstep: the CUDA engine's fused evaluation of N with cuFFTDx from ${_cufftdx_from}")
+if(_cufftdx_includes)
+  add_library(lockstep_prop_fused OBJECT ${CMAKE_CURRENT_LIST_DIR}/fused_evaluation.cu)
+  set_target_properties(lockstep_prop_fused PROPERTIES CUDA_ARCHITECTURES 90-real POSITION_INDEPENDENT_CODE ON)
+  target_include_directories(lockstep_prop_fused PRIVATE ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/include)
+  target_include_directories(lockstep_prop_fused SYSTEM PRIVATE ${_cufftdx_includes})
+  target_sources(lockstep_prop PRIVATE $<TARGET_OBJECTS:lockstep_prop_fused>)
+  message(STATUS "lockstep: the CUDA engine's fused evaluation of N (sm_90) with cuFFTDx from ${_cufftdx_from}")
 else()
   target_sources(lockstep_prop PRIVATE ${CMAKE_CURRENT_LIST_DIR}/fused_evaluation_unavailable.cpp)
-  message(STATUS "lockstep: no fused evaluation of N (needs cuFFTDx: the mathdx CMake package or "
-                 "LOCKSTEP_MATHDX_ROOT; and CMAKE_CUDA_ARCHITECTURES 90 or 90a, now '${CMAKE_CUDA_ARCHITECTURES}')")
+  message(STATUS "lockstep: no fused evaluation of N (needs cuFFTDx: the mathdx CMake package or LOCKSTEP_MATHDX_ROOT)")
 endif()

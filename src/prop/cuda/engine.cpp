@@ -692,7 +692,8 @@ std::int64_t cuda_engine_bytes_per_member(const Tableau& tableau, std::int64_t p
 }
 
 std::string cuda_engine_summary() {
-  return cuda_fused_evaluation_available(4096) ? ", CUDA (fused evaluation of N)" : ", CUDA (cuFFT evaluation of N)";
+  return cuda::fused_evaluation_supported<double>(4096) ? ", CUDA (fused evaluation of N on sm_90, cuFFT elsewhere)"
+                                                        : ", CUDA (cuFFT evaluation of N)";
 }
 
 std::int64_t cuda_free_memory() {
@@ -702,7 +703,21 @@ std::int64_t cuda_free_memory() {
   return static_cast<std::int64_t>(free_bytes);
 }
 
+namespace {
+/// The fused kernels are compiled for sm_90 alone (cufftdx.cmake): a device of compute
+/// capability 9.0 runs them. A failed query (no device) is cleared, not left for a later check.
+bool device_runs_fused_kernels() {
+  int device = 0, major = 0, minor = 0;
+  const bool known = cudaGetDevice(&device) == cudaSuccess &&
+                     cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
+                     cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) == cudaSuccess;
+  if (!known) cudaGetLastError();
+  return known && major == 9 && minor == 0;
+}
+}  // namespace
+
 bool cuda_fused_evaluation_available(std::int64_t points, DType precision) {
+  if (!device_runs_fused_kernels()) return false;
   if (precision == DType::f32) return cuda::fused_evaluation_supported<float>(points);
   return precision == DType::f64 && cuda::fused_evaluation_supported<double>(points);
 }
