@@ -1,4 +1,5 @@
-# Physics of lockstep_prop: fibre, pulses, responses, noise, windows, the nonlinear operator.
+# Physics of lockstep_prop: fibre, pulses, responses, noise, windows, the nonlinear operator,
+# gases and hollow capillaries.
 # FFTW3 (double precision) through pkg-config: Debian's libfftw3-dev ships fftw3.pc but no
 # usable CMake package. GLOBAL so that the static library's link interface resolves in the
 # test and application directories too.
@@ -13,6 +14,8 @@ target_sources(lockstep_prop PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/nonlinear.cpp
   ${CMAKE_CURRENT_LIST_DIR}/pulse.cpp
   ${CMAKE_CURRENT_LIST_DIR}/measures.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/gas.cpp        # gases: equation of state (gas_tables.inc), index, Kerr
+  ${CMAKE_CURRENT_LIST_DIR}/capillary.cpp  # the HE11 mode of a hollow capillary, pressure profiles
 )
 target_link_libraries(lockstep_prop PRIVATE PkgConfig::FFTW3)
 # FFTW's threads library, for bench/prop_rhs.cpp's comparison of threading strategies only.

@@ -7,3 +7,8 @@ lockstep_add_test_executable(lockstep_prop_physics_tests TIMEOUT 120
     test_physics_pulse.cpp
     test_physics_measures.cpp
   LIBS lockstep_prop)
+# Gases (equation of state against CoolProp's values in tests/data, index, Kerr) and hollow
+# capillaries (HE11 mode, effective area, pressure profiles).
+lockstep_add_test_executable(lockstep_prop_gas_tests TIMEOUT 60
+  SOURCES test_gas.cpp LIBS lockstep_prop)
+target_compile_definitions(lockstep_prop_gas_tests PRIVATE LOCKSTEP_TEST_DATA="${PROJECT_SOURCE_DIR}/tests/data")
