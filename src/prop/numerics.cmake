@@ -5,13 +5,14 @@ add_library(lockstep_prop STATIC
   controller.cpp
   stage_plan.cpp
   stepper.cpp
+  exponentials.cpp
   schedule.cpp
   member.cpp
   runner.cpp
   host_engine.cpp
   physics_problem.cpp
 )
-target_link_libraries(lockstep_prop PUBLIC lockstep_core)
+target_link_libraries(lockstep_prop PUBLIC lockstep_core PRIVATE hwy::hwy hwy::hwy_contrib)
 target_include_directories(lockstep_prop PRIVATE ${PROJECT_SOURCE_DIR})  # src/core/hd.hpp, src/core/cuda/runtime.hpp
 # The CUDA engine (cuda/engine.cpp over cuFFT and the kernels of cuda/kernels.cu, its tables in
 # cuda/device_physics.cpp, its reads in cuda/plane_reader.cpp), or its stub without CUDA.

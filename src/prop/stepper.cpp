@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "lockstep/core/error.hpp"
+#include "exponentials.hpp"
 #include "lockstep/core/parallel.hpp"
 #include "member_threads.hpp"
 
@@ -80,11 +81,7 @@ void Stepper::update_exponentials(int group, double h, std::int64_t begin, std::
       for (std::int64_t i = begin; i < end; ++i) e[i] = std::conj(m[i]) / std::norm(m[i]);
       continue;
     }
-    const double x = plan_.deltas[d] * h;
-    for (std::int64_t i = begin; i < end; ++i) {
-      const Complex l = linear[idx(i)] * x;
-      e[i] = std::exp(l.real()) * Complex(std::cos(l.imag()), std::sin(l.imag()));
-    }
+    interaction_exponentials(linear.data() + begin, plan_.deltas[d] * h, e + begin, end - begin);
   }
 }
 

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "lockstep/core/parallel.hpp"
+#include "src/core/simd_math-inl.hpp"
 #include "src/qkan/cpu/edge_tables.hpp"
 #include "src/qkan/schedule.hpp"
 
@@ -37,28 +38,7 @@ constexpr std::int64_t NB = 64;  // batch rows per task
 /// thread team costs (the 1×1 quick-start layer, B = 1000, ran 1.4× slower on two threads).
 inline int threads_for(const Problem& p) { return p.B * p.O * p.I < (std::int64_t{1} << 17) ? 1 : num_threads(); }
 
-/// cos a and sin a. Highway's polynomials are valid for |a| <= 39000; lanes past that (rare,
-/// and meaningful in float64) are recomputed with std::cos / std::sin instead of returning
-/// garbage.
-template <class D, class V> HWY_INLINE void sin_cos(D d, V a, V& c, V& s) {
-  using T = hn::TFromD<D>;
-  c = hn::Cos(d, a);
-  s = hn::Sin(d, a);
-  if (HWY_UNLIKELY(!hn::AllFalse(d, hn::Gt(hn::Abs(a), hn::Set(d, T(39000)))))) {
-    constexpr std::size_t N = HWY_LANES(T);
-    HWY_ALIGN T av[N], cv[N], sv[N];
-    hn::Store(a, d, av);
-    hn::Store(c, d, cv);
-    hn::Store(s, d, sv);
-    for (std::size_t k = 0; k < N; ++k)
-      if (std::abs(av[k]) > T(39000)) {
-        cv[k] = std::cos(av[k]);
-        sv[k] = std::sin(av[k]);
-      }
-    c = hn::Load(d, cv);
-    s = hn::Load(d, sv);
-  }
-}
+using lockstep::HWY_NAMESPACE::sin_cos;  // src/core/simd_math-inl.hpp
 
 /// 1/√v, correctly rounded square root and division (Highway's approximate reciprocal square
 /// root is too coarse for float64 results).
