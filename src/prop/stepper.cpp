@@ -15,6 +15,18 @@ namespace {
 constexpr const char* kWhere = "prop.stepper";
 
 std::size_t idx(std::int64_t i) { return static_cast<std::size_t>(i); }
+
+/// a·b written out: std::complex's operator* checks every product for infinities and NaN (a
+/// branch per point that keeps the loops scalar); a non-finite field is caught by the
+/// finiteness flag of the trial instead.
+inline Complex times(Complex a, Complex b) {
+  return {a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real()};
+}
+
+/// out[i] += w · row[i] for i in [0, n).
+void add_scaled(Complex* out, double w, const Complex* row, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) out[i] += w * row[i];
+}
 }  // namespace
 
 Stepper::Stepper(const Tableau& tableau, Problem& problem)
@@ -86,7 +98,7 @@ void Stepper::update_exponentials(int group, double h, std::int64_t begin, std::
 }
 
 void Stepper::combine(const Consumer& consumer, std::int64_t member, double h, Complex* out) const {
-  // Gather the rows and the weights (times h) once, then one fused pass over the points.
+  // Gather the rows and the weights (times h) once.
   constexpr int kMaxTerms = 16;
   const Complex* frame_rows[kMaxTerms];
   const Complex* direct_rows[kMaxTerms];
@@ -105,17 +117,23 @@ void Stepper::combine(const Consumer& consumer, std::int64_t member, double h, C
   const Complex* a_i = row(frame_, member);
   const Complex* e = consumer.exponential >= 0 ? exponential(member, consumer.exponential) : nullptr;
   const bool has_frame = consumer.frame_y0 || nf > 0;
-  for (std::int64_t i = 0; i < n_; ++i) {
-    Complex acc{};
-    if (has_frame) {
-      if (consumer.frame_y0) acc = a_i[i];
-      for (int t = 0; t < nf; ++t) acc += frame_w[t] * frame_rows[t][i];
-      if (e) acc *= e[i];
-    }
-    if (consumer.direct_y0) acc += y[i];
-    for (int t = 0; t < nd; ++t) acc += direct_w[t] * direct_rows[t][i];
-    out[i] = acc;
+  // One streaming (vectorisable) pass per term over `out`, which accumulates; the sums per point
+  // are formed in the same order as one loop over the terms per point would.
+  const std::int64_t n = n_;
+  if (has_frame) {
+    if (consumer.frame_y0) std::copy(a_i, a_i + n, out);
+    else std::fill(out, out + n, Complex{});
+    for (int t = 0; t < nf; ++t) add_scaled(out, frame_w[t], frame_rows[t], n);
+    if (e)
+      for (std::int64_t i = 0; i < n; ++i) out[i] = times(out[i], e[i]);
+    if (consumer.direct_y0)
+      for (std::int64_t i = 0; i < n; ++i) out[i] += y[i];
+  } else if (consumer.direct_y0) {
+    std::copy(y, y + n, out);
+  } else {
+    std::fill(out, out + n, Complex{});
   }
+  for (int t = 0; t < nd; ++t) add_scaled(out, direct_w[t], direct_rows[t], n);
 }
 
 void Stepper::evaluate(int stage, std::int64_t first, std::int64_t count, const Complex* inputs) {
@@ -134,7 +152,7 @@ void Stepper::trial(std::int64_t first, std::int64_t count, double h) {
     const Complex* e = exponential(m, plan_.k_exponential[idx(stage)]);
     const Complex* nv = n_row(stage, m);
     Complex* k = k_values_.data() + (stage * members_ + m) * n_;
-    for (std::int64_t i = 0; i < n_; ++i) k[i] = e[i] * nv[i];
+    for (std::int64_t i = 0; i < n_; ++i) k[i] = times(e[i], nv[i]);
   };
 
   // The exponentials of the groups in this range, then per member the FSAL hand-over and
@@ -173,7 +191,7 @@ void Stepper::trial(std::int64_t first, std::int64_t count, double h) {
       std::copy(y, y + n_, a_i);
     } else {
       const Complex* e = exponential(m, plan_.frame_exponential);
-      for (std::int64_t i = 0; i < n_; ++i) a_i[i] = e[i] * y[i];
+      for (std::int64_t i = 0; i < n_; ++i) a_i[i] = times(e[i], y[i]);
     }
   });
 
