@@ -90,7 +90,10 @@ void Stepper::update_exponentials(int group, double h, std::int64_t begin, std::
     const auto mirror = std::find(plan_.deltas.begin(), plan_.deltas.begin() + static_cast<long>(d), -plan_.deltas[d]);
     if (mirror != plan_.deltas.begin() + static_cast<long>(d)) {
       const Complex* m = exponential(member, static_cast<int>(mirror - plan_.deltas.begin()));
-      for (std::int64_t i = begin; i < end; ++i) e[i] = std::conj(m[i]) / std::norm(m[i]);
+      for (std::int64_t i = begin; i < end; ++i) {
+        const double re = m[i].real(), im = m[i].imag(), inverse = 1 / (re * re + im * im);
+        e[i] = {re * inverse, -im * inverse};
+      }
       continue;
     }
     interaction_exponentials(linear.data() + begin, plan_.deltas[d] * h, e + begin, end - begin);
