@@ -20,6 +20,8 @@ void add_qkan_commands(CLI::App& app);
 #if LOCKSTEP_WITH_PROP
 /// `lockstep prop ...` (prop_commands.cpp).
 void add_prop_commands(CLI::App& app);
+/// `lockstep prop mode`, the guide calculator (prop_mode.cpp), under the `prop` subcommand.
+void add_mode_command(CLI::App& prop);
 /// Whether `e` is a propagation run stopped by SIGINT / SIGTERM (its state saved).
 bool is_interruption(const std::exception& e);
 #endif

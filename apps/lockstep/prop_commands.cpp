@@ -5,6 +5,7 @@
 //   scan    the same, for a recipe that has a [scan] or an [ensemble] (refuses one without)
 //   resume  continues result files written by an interrupted run
 //   plot    the figures of result files
+//   mode    the guide calculator (prop_mode.cpp)
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -336,6 +337,8 @@ void add_prop_commands(CLI::App& app) {
   plot->add_option("files", *plot_paths, "Result files (.h5)")->required()->check(CLI::ExistingFile);
   plot->add_option("-o,--output", *plot_dir, "Directory of the figures (default: beside each file)");
   plot->callback([=] { plot_files(*plot_paths, *plot_dir); });
+
+  add_mode_command(*prop);
 }
 
 bool is_interruption(const std::exception& e) { return dynamic_cast<const Interrupted*>(&e) != nullptr; }

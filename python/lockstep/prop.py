@@ -10,7 +10,9 @@ file, or as nested dicts with the same keys (units as strings or numbers exactly
 ``run``, ``scan`` and ``resume`` write one HDF5 result file per member (checkpointed while they
 run; Ctrl-C stops after saving them, raising KeyboardInterrupt, and ``resume`` continues them);
 ``propagate`` keeps everything in memory. A bad recipe raises ValueError with the same
-``[prop.recipe] key: ...`` message as the CLI.
+``[prop.recipe] key: ...`` message as the CLI. ``mode`` is the guide calculator of a gas-filled
+hollow capillary (dispersion, loss, zero-dispersion wavelength, γ, soliton order, RDW), as
+``lockstep prop mode`` computes it.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ _P = _lockstep.prop
 Recipe = _P.Recipe
 RecipeLike = Union[None, str, os.PathLike, Mapping[str, Any], "Recipe"]
 
-__all__ = ["Recipe", "Result", "Scan", "bandpass", "coherence", "energy", "load", "load_scan", "photon_number",
+__all__ = ["Recipe", "Result", "Scan", "bandpass", "coherence", "energy", "load", "load_scan", "mode", "photon_number",
            "plot_coherence", "plot_spectral_evolution", "plot_spectrogram", "plot_spectrum", "plot_temporal_evolution",
            "propagate", "recipe", "resume", "run", "scan", "spectral_density", "spectral_evolution", "spectrogram",
            "temporal_evolution", "wavelength_spectrum", "xfrog"]
@@ -363,3 +365,66 @@ def propagate(source: RecipeLike = None, *, device: str = "cpu", precision: str 
 
 for _f in (run, resume, propagate):
     _f.__doc__ += _RUN_DOC
+
+
+# --- the guide calculator -----------------------------------------------------------------------
+
+Quantity = Union[str, float, int, None]
+
+
+def _quantity_text(value: Quantity, name: str) -> str:
+    """A value for the C++ parser: a string as written ("5 bar"), a number as its exact decimal
+    in SI units, None as '' (the default)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"[prop.mode] {name}: a number (SI units) or a string with a unit, not {type(value).__name__}")
+    return repr(float(value))
+
+
+def _index_text(value: Union[str, complex, float, int, None]) -> str:
+    if value is None or isinstance(value, str):
+        return value or ""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, complex, np.number)):
+        raise TypeError(f"[prop.mode] cladding_index: a complex number or a string such as '1.45+0.001i', "
+                        f"not {type(value).__name__}")
+    z = complex(value)
+    return f"{z.real!r}{'-' if z.imag < 0 else '+'}{abs(z.imag)!r}i"
+
+
+def mode(gas: str, pressure: Quantity, radius: Quantity, wavelength: Quantity, *, temperature: Quantity = None,
+         model: str = "full", cladding_index: Union[str, complex, float, None] = None, energy: Quantity = None,
+         duration: Quantity = None, shape: str = "sech", helium: Optional[str] = None, search_min: Quantity = None,
+         search_max: Quantity = None) -> dict:
+    """The guide calculator: HE11 of a gas-filled hollow capillary at one wavelength (docs/GAS.md §6).
+
+    Values are strings with units as recipes write them ("5 bar", "75 um", "800 nm", "20 degC",
+    "0.5 mJ", "30 fs") or plain numbers in SI units (Pa, m, K, J, s)::
+
+        lp.mode("He", "5 bar", "75 um", "800 nm", energy="0.5 mJ", duration="30 fs")
+
+    gas: He, Ne, Ar, Kr, Xe, N2 or air. temperature: default 20 °C. model: "full" or "reduced"
+    (Marcatili and Schmeltzer's effective index). cladding_index: None for fused silica
+    (Malitson, 0.21–3.71 µm), or a complex index (1.45, 1.45+0.001j or "1.45+0.001i"; Im ≥ 0 is
+    loss). energy and duration (intensity FWHM): both or neither; shape "sech" or "gaussian".
+    helium: "ermolov" (default) or "borzsonyi". search_min, search_max: the wavelength window of
+    the ZDW and RDW searches (default 0.21–3.71 µm; below 0.21 µm with model="reduced" or a given
+    cladding_index).
+
+    Returns a dict in SI units, the keys of ``lockstep prop mode --json``: n_minus_1, beta (1/m),
+    beta1 … beta6 (s^k/m), alpha (1/m), loss_db_per_m, aeff (m²), zdw (m, nearest the centre
+    wavelength), n2 (m²/W), gamma (1/(W m)), peak_power (W), t0 (s), dispersion_length,
+    nonlinear_length, soliton_order, fission_length (m), rdw_wavelength (m) and zdws (every
+    zero-dispersion wavelength found, a list). None where a value does not exist: the pulse
+    values without a pulse, zdw without a zero in the window, fission_length and rdw_wavelength
+    unless β2 < 0 at the centre wavelength, and lengths that diverge. The RDW is the root of
+    β(ω) − β(ω0) − β1(ω0)(ω − ω0) − γP0/2 (without a pulse, of the same without γP0/2).
+    A bad value raises ValueError with the CLI's message (``[prop.mode] pressure: ...``)."""
+    return _P.mode(str(gas), _quantity_text(pressure, "pressure"), _quantity_text(radius, "radius"),
+                   _quantity_text(wavelength, "wavelength"), temperature=_quantity_text(temperature, "temperature"),
+                   model=model or "", cladding_index=_index_text(cladding_index),
+                   energy=_quantity_text(energy, "energy"), duration=_quantity_text(duration, "duration"),
+                   shape=shape or "", helium=helium or "", search_min=_quantity_text(search_min, "search_min"),
+                   search_max=_quantity_text(search_max, "search_max"))

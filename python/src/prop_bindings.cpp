@@ -1,4 +1,5 @@
-// lockstep._lockstep.prop: recipes, jobs (prop::Job) and result files for lockstep.prop.
+// lockstep._lockstep.prop: recipes, jobs (prop::Job), result files and the guide calculator
+// (prop::guide) for lockstep.prop.
 //
 // Results cross as dicts of numpy arrays in SI units, built from the arrays a result file stores
 // (result_arrays), so that a result in memory and the same result loaded from its file are equal.
@@ -15,6 +16,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <atomic>
+#include <cmath>
 #include <complex>
 #include <filesystem>
 #include <optional>
@@ -24,6 +26,8 @@
 
 #include "lockstep/prop/config_hash.hpp"
 #include "lockstep/prop/grid.hpp"
+#include "lockstep/prop/guide.hpp"
+#include "lockstep/prop/guide_text.hpp"
 #include "lockstep/prop/job.hpp"
 #include "lockstep/prop/measures.hpp"
 #include "lockstep/prop/recipe.hpp"
@@ -136,6 +140,21 @@ void run_job(prop::Job& job, const std::string& device, const std::string& preci
   if (raised) throw std::move(*raised);  // raised in the last call, after the last chunk
 }
 
+/// The guide calculator's report as a dict (guide::report_values' keys, None for NaN and ±∞, as
+/// the CLI's JSON has null; zdws a list).
+nb::dict mode_dict(const prop::guide::Report& r) {
+  nb::dict d;
+  const auto number = [](double v) -> nb::object {
+    if (std::isfinite(v)) return nb::float_(v);
+    return nb::none();
+  };
+  for (const auto& [key, value] : prop::guide::report_values(r)) d[nb::str(key.data(), key.size())] = number(value);
+  nb::list zdws;
+  for (double z : r.zdws) zdws.append(nb::float_(z));
+  d["zdws"] = zdws;
+  return d;
+}
+
 }  // namespace
 
 void add_prop_bindings(nb::module_& parent) {
@@ -203,6 +222,26 @@ void add_prop_bindings(nb::module_& parent) {
       },
       "config"_a, "spectra"_a,
       "|g12| on the ascending grid of the members' spectra (M, n) on that grid (measures.hpp).");
+
+  m.def(
+      "mode",
+      [](const std::string& gas, const std::string& pressure, const std::string& radius, const std::string& wavelength,
+         const std::string& temperature, const std::string& model, const std::string& cladding_index,
+         const std::string& energy, const std::string& duration, const std::string& shape, const std::string& helium,
+         const std::string& search_min, const std::string& search_max) {
+        prop::guide::QueryText t{gas,    pressure, radius, wavelength, temperature, model,     cladding_index,
+                                 energy, duration, shape,  helium,     search_min,  search_max};
+        const prop::guide::Query query = prop::guide::parse_query(t);
+        prop::guide::Report report;
+        {
+          nb::gil_scoped_release release;
+          report = prop::guide::calculate(query);
+        }
+        return mode_dict(report);
+      },
+      "gas"_a, "pressure"_a, "radius"_a, "wavelength"_a, "temperature"_a = "", "model"_a = "", "cladding_index"_a = "",
+      "energy"_a = "", "duration"_a = "", "shape"_a = "", "helium"_a = "", "search_min"_a = "", "search_max"_a = "",
+      "The guide calculator (guide.hpp) on text values ('' for a default); lockstep.prop.mode wraps it.");
 
   nb::class_<prop::Job>(m, "Job")
       .def_static(

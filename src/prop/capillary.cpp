@@ -95,7 +95,7 @@ Complex wall_term(Complex cladding_index) {
   return (eps + 1.0) / (2.0 * std::sqrt(eps - 1.0));
 }
 
-Complex effective_index(const Capillary& capillary, double omega, double core_chi1) {
+Complex effective_index_excess(const Capillary& capillary, double omega, double core_chi1) {
   check_radius(capillary.radius);
   if (!std::isfinite(omega) || !(omega > 0))
     invalid_argument(kWhere, "angular frequency ", omega, " rad/s must be finite and > 0");
@@ -108,12 +108,18 @@ Complex effective_index(const Capillary& capillary, double omega, double core_ch
   const Complex i(0.0, 1.0);
   switch (capillary.form) {
     case ModeForm::full: {
+      // √(1 + x) − 1 = x / (1 + √(1 + x)): Re √ ≥ 0, so the denominator does not cancel.
       const Complex f = 1.0 - i * v / ka;
-      return std::sqrt(1.0 + core_chi1 - s * s * f * f);
+      const Complex x = core_chi1 - s * s * f * f;
+      return x / (1.0 + std::sqrt(1.0 + x));
     }
-    case ModeForm::reduced: return 1.0 + core_chi1 / 2 - s * s / 2 + i * s * s * v / ka;
+    case ModeForm::reduced: return core_chi1 / 2 - s * s / 2 + i * s * s * v / ka;
   }
   invalid_argument(kWhere, "mode form ", static_cast<int>(capillary.form), " is neither full nor reduced");
+}
+
+Complex effective_index(const Capillary& capillary, double omega, double core_chi1) {
+  return 1.0 + effective_index_excess(capillary, omega, core_chi1);
 }
 
 double propagation_constant(const Capillary& capillary, double omega, double core_chi1) {

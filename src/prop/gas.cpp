@@ -311,6 +311,13 @@ double sellmeier(Species species, double wavelength, HeliumForm helium) {
   return s;
 }
 
+double sellmeier_resonance(Species species, HeliumForm helium) {
+  const SellmeierForm& form = form_of(species, helium);
+  double longest = 0;  // µm²
+  for (int i = 0; i < form.count; ++i) longest = std::max(longest, form.terms[i].c);
+  return std::sqrt(longest) * 1e-6;
+}
+
 double sellmeier_density(Species species, HeliumForm helium) {
   form_of(species, helium);  // validates both
   if (species == Species::He && helium == HeliumForm::ermolov) return density_of(species, kAtmosphere, kZeroCelsius);

@@ -62,6 +62,13 @@ struct Capillary {
 /// cladding valid at that wavelength).
 Complex effective_index(const Capillary& capillary, double omega, double core_chi1);
 
+/// n_eff − 1, the same index without the cancellation of forming n_eff first: for the full form
+/// x / (1 + √(1 + x)) with x = ε_co − 1 − (u/(k a))² (1 − i v/(k a))², for the reduced form
+/// χ1/2 − u²/(2 (k a)²) + i u² v/(k a)³. Accurate to rounding relative to itself (n_eff − 1 is
+/// 1e-6 … 1e-3 in practice), so differences and derivatives of β can be taken from it.
+/// effective_index is 1 + this. Same arguments and errors as effective_index.
+Complex effective_index_excess(const Capillary& capillary, double omega, double core_chi1);
+
 /// β(ω) = (ω/c) Re n_eff, 1/m.
 double propagation_constant(const Capillary& capillary, double omega, double core_chi1);
 

@@ -81,8 +81,13 @@ inline constexpr HeliumForm kDefaultHeliumForm = HeliumForm::ermolov;
 
 /// S(λ) = Σ_i B_i λ² / (λ² − C_i) (λ in µm inside; `wavelength` in m): χ1 at the density
 /// sellmeier_density. std::invalid_argument unless the wavelength is finite and longer than the
-/// form's longest resonance (√C_i; 0.113 µm for Xe, the longest of all).
+/// form's longest resonance (√C_i; 0.116 µm for N2, the longest of all, 0.113 µm for Xe).
 double sellmeier(Species species, double wavelength, HeliumForm helium = kDefaultHeliumForm);
+
+/// The longest resonance wavelength of the form, m: the largest √C_i over its terms with C_i > 0
+/// (N2 0.116 µm, the longest of all; Xe 0.113 µm). sellmeier refuses wavelengths at or below
+/// it; near it the form (a fit) says little.
+double sellmeier_resonance(Species species, HeliumForm helium = kDefaultHeliumForm);
 
 /// ρ_S, the density the Sellmeier form refers to, 1/m³: reference_density(species) (1 bar,
 /// 0 °C) for the Börzsönyi forms, ρ(1 atm, 0 °C) for Ermolov's helium (its coefficients

@@ -16,13 +16,17 @@ namespace lockstep::prop::io {
 
 namespace {
 
-constexpr const char* kWhere = "prop.recipe";
-
 using Prefixed = std::pair<std::string_view, int>;  // unit name, decimal exponent
 constexpr std::array<Prefixed, 7> kTimeUnits{
     {{"s", 0}, {"ms", -3}, {"us", -6}, {"ns", -9}, {"ps", -12}, {"fs", -15}, {"as", -18}}};
 constexpr std::array<Prefixed, 6> kLengthUnits{{{"m", 0}, {"km", 3}, {"cm", -2}, {"mm", -3}, {"um", -6}, {"nm", -9}}};
 constexpr std::array<Prefixed, 5> kPowerUnits{{{"W", 0}, {"mW", -3}, {"kW", 3}, {"MW", 6}, {"GW", 9}}};
+constexpr std::array<Prefixed, 6> kPressureUnits{
+    {{"Pa", 0}, {"hPa", 2}, {"kPa", 3}, {"MPa", 6}, {"mbar", 2}, {"bar", 5}}};
+constexpr std::array<Prefixed, 7> kEnergyUnits{
+    {{"J", 0}, {"kJ", 3}, {"mJ", -3}, {"uJ", -6}, {"nJ", -9}, {"pJ", -12}, {"fJ", -15}}};
+constexpr double kAtmospherePa = 101325.0;  // exact, by definition
+constexpr double kZeroCelsiusK = 273.15;    // exact, by definition
 
 template <std::size_t N> std::optional<int> lookup(const std::array<Prefixed, N>& table, std::string_view name) {
   for (const auto& [unit, exponent] : table)
@@ -30,7 +34,8 @@ template <std::size_t N> std::optional<int> lookup(const std::array<Prefixed, N>
   return std::nullopt;
 }
 
-/// Removes spaces, '*' and '·', and spells micro as 'u' (both the micro sign and Greek mu).
+/// Removes spaces, '*' and '·', spells micro as 'u' (both the micro sign and Greek mu) and the
+/// degree sign as "deg" ("°C" → "degC").
 std::string normalise(std::string_view unit) {
   std::string out;
   for (std::size_t i = 0; i < unit.size(); ++i) {
@@ -39,6 +44,9 @@ std::string normalise(std::string_view unit) {
       out += 'u';
       ++i;
     } else if (rest.starts_with("\xC2\xB7")) {  // ·
+      ++i;
+    } else if (rest.starts_with("\xC2\xB0")) {  // ° (U+00B0)
+      out += "deg";
       ++i;
     } else if (unit[i] != ' ' && unit[i] != '*' && unit[i] != '\t') {
       out += unit[i];
@@ -116,6 +124,18 @@ std::optional<Unit> try_parse(const std::string& u, Quantity q, int order) {
       if (u == "sqrt(W)") return Unit{0};
       return std::nullopt;
     case Quantity::dispersion: return parse_dispersion(u, order);
+    case Quantity::pressure:
+      if (const auto e = lookup(kPressureUnits, u)) return Unit{*e};
+      if (u == "atm") return Unit{0, kAtmospherePa};
+      if (u == "Torr") return Unit{0, kAtmospherePa / 760};
+      return std::nullopt;
+    case Quantity::temperature:
+      if (u == "K") return Unit{0};
+      if (u == "degC") return Unit{0, 1.0, kZeroCelsiusK};
+      return std::nullopt;
+    case Quantity::energy:
+      if (const auto e = lookup(kEnergyUnits, u)) return Unit{*e};
+      return std::nullopt;
     case Quantity::count:
     case Quantity::seed:
     case Quantity::flag:
@@ -136,6 +156,9 @@ std::string_view describe(Quantity q) {
     case Quantity::angular_frequency: return "an angular frequency (rad/s, rad/ps, rad/fs)";
     case Quantity::amplitude: return "a field amplitude (sqrt(W))";
     case Quantity::dispersion: return "a dispersion coefficient (<time>^k/<length>, e.g. ps^2/km)";
+    case Quantity::pressure: return "a pressure (Pa, hPa, kPa, MPa, mbar, bar, atm, Torr)";
+    case Quantity::temperature: return "a temperature (K, degC)";
+    case Quantity::energy: return "an energy (J, kJ, mJ, uJ, nJ, pJ, fJ)";
     case Quantity::count: return "an integer";
     case Quantity::seed: return "a non-negative integer";
     case Quantity::flag: return "true or false";
@@ -169,26 +192,30 @@ std::string si_unit(Quantity q, int order) {
     case Quantity::angular_frequency: return "rad/s";
     case Quantity::amplitude: return "sqrt(W)";
     case Quantity::dispersion: return "s^" + std::to_string(order) + "/m";
+    case Quantity::pressure: return "Pa";
+    case Quantity::temperature: return "K";
+    case Quantity::energy: return "J";
     default: return "";
   }
 }
 
-Unit parse_unit(std::string_view unit, Quantity q, int order, std::string_view key) {
+Unit parse_unit(std::string_view unit, Quantity q, int order, std::string_view key, std::string_view where) {
   const std::string u = normalise(unit);
   if (const auto parsed = try_parse(u, q, order)) return *parsed;
   if (q == Quantity::dispersion && u.find('^') != std::string::npos)
-    invalid_argument(kWhere, key, ": unit '", unit, "' does not fit β", order, ": expected s^", order,
+    invalid_argument(where, key, ": unit '", unit, "' does not fit β", order, ": expected s^", order,
                      "/m or another <time>^", order, "/<length> (or ^k)");
   // Name the dimension the unit does have, when it has one.
-  for (Quantity other : {Quantity::time, Quantity::length, Quantity::power, Quantity::nonlinearity,
-                         Quantity::attenuation, Quantity::angular_frequency, Quantity::amplitude})
+  for (Quantity other :
+       {Quantity::time, Quantity::length, Quantity::power, Quantity::nonlinearity, Quantity::attenuation,
+        Quantity::angular_frequency, Quantity::amplitude, Quantity::pressure, Quantity::temperature, Quantity::energy})
     if (other != q && try_parse(u, other, order))
-      invalid_argument(kWhere, key, ": unit '", unit, "' is ", describe(other), ", expected ", describe(q));
-  invalid_argument(kWhere, key, ": unknown unit '", unit, "', expected ", describe(q));
+      invalid_argument(where, key, ": unit '", unit, "' is ", describe(other), ", expected ", describe(q));
+  invalid_argument(where, key, ": unknown unit '", unit, "', expected ", describe(q));
 }
 
-double scale_decimal(std::string_view number, const Unit& unit, std::string_view key) {
-  const auto bad = [&](std::string_view why) { invalid_argument(kWhere, key, ": '", number, "' is not ", why); };
+double scale_decimal(std::string_view number, const Unit& unit, std::string_view key, std::string_view where) {
+  const auto bad = [&](std::string_view why) { invalid_argument(where, key, ": '", number, "' is not ", why); };
   // A plain decimal: [sign] digits [. digits] [e [sign] digits]. from_chars alone would also
   // accept "inf" and "nan".
   std::size_t i = 0, digits = 0;
@@ -219,6 +246,7 @@ double scale_decimal(std::string_view number, const Unit& unit, std::string_view
   if (ec != std::errc{} || end != text.data() + text.size()) bad("a number");
   if (number[0] == '-') value = -value;
   value *= unit.factor;
+  if (unit.offset != 0) value += unit.offset;  // degC only (adding +0 would turn -0 into +0)
   if (!std::isfinite(value)) bad("a finite number");
   return value;
 }
@@ -250,6 +278,14 @@ ValueText split_value(std::string_view text) {
   std::size_t u = i;
   while (u < text.size() && std::isspace(static_cast<unsigned char>(text[u]))) ++u;
   return {text.substr(0, i), text.substr(u)};
+}
+
+double parse_quantity(std::string_view text, Quantity q, std::string_view default_unit, std::string_view key,
+                      std::string_view where) {
+  const auto [number, written_unit] = split_value(text);
+  if (number.empty()) invalid_argument(where, key, ": '", text, "' is not a number with a unit");
+  const std::string_view unit = written_unit.empty() ? default_unit : written_unit;
+  return scale_decimal(number, parse_unit(unit, q, 0, key, where), key, where);
 }
 
 }  // namespace lockstep::prop::io

@@ -12,3 +12,7 @@ lockstep_add_test_executable(lockstep_prop_physics_tests TIMEOUT 120
 lockstep_add_test_executable(lockstep_prop_gas_tests TIMEOUT 60
   SOURCES test_gas.cpp LIBS lockstep_prop)
 target_compile_definitions(lockstep_prop_gas_tests PRIVATE LOCKSTEP_TEST_DATA="${PROJECT_SOURCE_DIR}/tests/data")
+# The guide calculator (β1 … β6, ZDW, γ, soliton order, RDW) against closed forms, Cauchy's
+# integral formula and Luna.jl's symbolic values.
+lockstep_add_test_executable(lockstep_prop_guide_tests TIMEOUT 60
+  SOURCES test_guide.cpp LIBS lockstep_prop)

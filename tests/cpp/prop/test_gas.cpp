@@ -283,6 +283,19 @@ TEST(GasIndex, XenonMatchesLorentzLorenzAndBideauMehu) {
   }
 }
 
+TEST(GasIndex, LongestResonanceIsWhereSellmeierStops) {
+  EXPECT_NEAR(gas::sellmeier_resonance(Species::Xe), std::sqrt(12750e-6) * 1e-6, 1e-20);
+  EXPECT_NEAR(gas::sellmeier_resonance(Species::He), std::sqrt(5.13251289e-3) * 1e-6, 1e-20);  // Ermolov
+  EXPECT_NEAR(gas::sellmeier_resonance(Species::He, gas::HeliumForm::borzsonyi), std::sqrt(7.76e-3) * 1e-6, 1e-20);
+  EXPECT_NEAR(gas::sellmeier_resonance(Species::N2), std::sqrt(13.476e-3) * 1e-6, 1e-20);
+  for (Species s : gas::kAllSpecies) {
+    const double r = gas::sellmeier_resonance(s);
+    EXPECT_LE(r, gas::sellmeier_resonance(Species::N2));  // nitrogen's is the longest
+    EXPECT_THROW(gas::sellmeier(s, r * 0.999999), std::invalid_argument);
+    EXPECT_NO_THROW(gas::sellmeier(s, r * 1.001));
+  }
+}
+
 TEST(GasIndex, SusceptibilityScalesWithDensityAndMixturesAdd) {
   const double l = 800e-9;
   for (Species s : gas::kAllSpecies) {
@@ -430,6 +443,30 @@ TEST(Capillary, PropagationConstantAndLossComeFromTheEffectiveIndex) {
   EXPECT_DOUBLE_EQ(capillary::to_db_per_metre(1.0), 10 / std::log(10.0));
   // More gas, higher index; the waveguide contribution is anomalous (β falls below (ω/c) n_gas).
   EXPECT_GT(capillary::propagation_constant(c, omega, 2 * chi), capillary::propagation_constant(c, omega, chi));
+}
+
+// n_eff − 1 without cancellation: equal to effective_index − 1 up to the rounding of 1 + …, and
+// for the full form equal to √(1 + x) − 1 evaluated in long double.
+TEST(Capillary, EffectiveIndexExcessIsTheIndexMinusOneAccurately) {
+  for (auto form : {capillary::ModeForm::full, capillary::ModeForm::reduced}) {
+    const capillary::Capillary c{125e-6, capillary::Cladding::fixed_index({1.45, 0.01}), form};
+    const double omega = omega_of(800e-9), chi = gas::susceptibility(Species::He, 800e-9, 0.4e5);
+    const Complex excess = capillary::effective_index_excess(c, omega, chi);
+    const Complex n = capillary::effective_index(c, omega, chi);
+    EXPECT_EQ(n, 1.0 + excess);
+    EXPECT_NEAR(excess.real(), n.real() - 1, 1e-16);
+    if (form == capillary::ModeForm::full) {
+      using L = std::complex<long double>;
+      const long double ka = static_cast<long double>(omega) / kSpeedOfLight * 125e-6L;
+      const long double s = 2.4048255576957724L / ka;
+      const L ncl(1.45L, 0.01L), eps = ncl * ncl, v = (eps + 1.0L) / (2.0L * std::sqrt(eps - 1.0L));
+      const L f = 1.0L - L(0, 1) * v / ka;
+      const L x = static_cast<long double>(chi) - s * s * f * f;
+      const L reference = std::sqrt(1.0L + x) - 1.0L;
+      EXPECT_NEAR(excess.real() / static_cast<double>(reference.real()), 1, 1e-12);  // long double: 19 digits of n
+      EXPECT_NEAR(excess.imag() / static_cast<double>(reference.imag()), 1, 1e-9);
+    }
+  }
 }
 
 // Malitson's fused silica against the catalogue index of fused silica, n_d = 1.4585 at 587.6 nm
