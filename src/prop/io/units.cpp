@@ -23,6 +23,12 @@ constexpr std::array<Prefixed, 7> kTimeUnits{
     {{"s", 0}, {"ms", -3}, {"us", -6}, {"ns", -9}, {"ps", -12}, {"fs", -15}, {"as", -18}}};
 constexpr std::array<Prefixed, 6> kLengthUnits{{{"m", 0}, {"km", 3}, {"cm", -2}, {"mm", -3}, {"um", -6}, {"nm", -9}}};
 constexpr std::array<Prefixed, 5> kPowerUnits{{{"W", 0}, {"mW", -3}, {"kW", 3}, {"MW", 6}, {"GW", 9}}};
+constexpr std::array<Prefixed, 7> kEnergyUnits{
+    {{"J", 0}, {"mJ", -3}, {"uJ", -6}, {"nJ", -9}, {"pJ", -12}, {"fJ", -15}, {"kJ", 3}}};
+constexpr std::array<Prefixed, 6> kPressureUnits{
+    {{"Pa", 0}, {"hPa", 2}, {"kPa", 3}, {"MPa", 6}, {"bar", 5}, {"mbar", 2}}};
+constexpr double kAtmosphere = 101325.0;       // Pa, exact
+constexpr long double kZeroCelsius = 273.15L;  // K, exact as a decimal
 
 template <std::size_t N> std::optional<int> lookup(const std::array<Prefixed, N>& table, std::string_view name) {
   for (const auto& [unit, exponent] : table)
@@ -30,7 +36,8 @@ template <std::size_t N> std::optional<int> lookup(const std::array<Prefixed, N>
   return std::nullopt;
 }
 
-/// Removes spaces, '*' and '·', and spells micro as 'u' (both the micro sign and Greek mu).
+/// Removes spaces, '*' and '·', spells micro as 'u' (both the micro sign and Greek mu) and the
+/// degree sign as "deg" ("°C" → "degC").
 std::string normalise(std::string_view unit) {
   std::string out;
   for (std::size_t i = 0; i < unit.size(); ++i) {
@@ -39,6 +46,9 @@ std::string normalise(std::string_view unit) {
       out += 'u';
       ++i;
     } else if (rest.starts_with("\xC2\xB7")) {  // ·
+      ++i;
+    } else if (rest.starts_with("\xC2\xB0")) {  // °
+      out += "deg";
       ++i;
     } else if (unit[i] != ' ' && unit[i] != '*' && unit[i] != '\t') {
       out += unit[i];
@@ -115,6 +125,18 @@ std::optional<Unit> try_parse(const std::string& u, Quantity q, int order) {
     case Quantity::amplitude:
       if (u == "sqrt(W)") return Unit{0};
       return std::nullopt;
+    case Quantity::energy:
+      if (const auto e = lookup(kEnergyUnits, u)) return Unit{*e};
+      return std::nullopt;
+    case Quantity::pressure:
+      if (const auto e = lookup(kPressureUnits, u)) return Unit{*e};
+      if (u == "atm") return Unit{0, kAtmosphere};
+      if (u == "Torr") return Unit{0, kAtmosphere / 760};
+      return std::nullopt;
+    case Quantity::temperature:
+      if (u == "K") return Unit{0};
+      if (u == "degC") return Unit{0, 1.0, kZeroCelsius};
+      return std::nullopt;
     case Quantity::dispersion: return parse_dispersion(u, order);
     case Quantity::count:
     case Quantity::seed:
@@ -135,6 +157,9 @@ std::string_view describe(Quantity q) {
     case Quantity::wavenumber: return "a propagation constant (/m, /mm, /um, rad/m)";
     case Quantity::angular_frequency: return "an angular frequency (rad/s, rad/ps, rad/fs)";
     case Quantity::amplitude: return "a field amplitude (sqrt(W))";
+    case Quantity::energy: return "an energy (J, mJ, uJ, nJ, pJ, fJ)";
+    case Quantity::pressure: return "a pressure (bar, mbar, Pa, hPa, kPa, MPa, atm, Torr)";
+    case Quantity::temperature: return "a temperature (K, degC)";
     case Quantity::dispersion: return "a dispersion coefficient (<time>^k/<length>, e.g. ps^2/km)";
     case Quantity::count: return "an integer";
     case Quantity::seed: return "a non-negative integer";
@@ -168,6 +193,9 @@ std::string si_unit(Quantity q, int order) {
     case Quantity::wavenumber: return "/m";
     case Quantity::angular_frequency: return "rad/s";
     case Quantity::amplitude: return "sqrt(W)";
+    case Quantity::energy: return "J";
+    case Quantity::pressure: return "Pa";
+    case Quantity::temperature: return "K";
     case Quantity::dispersion: return "s^" + std::to_string(order) + "/m";
     default: return "";
   }
@@ -180,8 +208,9 @@ Unit parse_unit(std::string_view unit, Quantity q, int order, std::string_view k
     invalid_argument(kWhere, key, ": unit '", unit, "' does not fit β", order, ": expected s^", order,
                      "/m or another <time>^", order, "/<length> (or ^k)");
   // Name the dimension the unit does have, when it has one.
-  for (Quantity other : {Quantity::time, Quantity::length, Quantity::power, Quantity::nonlinearity,
-                         Quantity::attenuation, Quantity::angular_frequency, Quantity::amplitude})
+  for (Quantity other :
+       {Quantity::time, Quantity::length, Quantity::power, Quantity::nonlinearity, Quantity::attenuation,
+        Quantity::angular_frequency, Quantity::amplitude, Quantity::energy, Quantity::pressure, Quantity::temperature})
     if (other != q && try_parse(u, other, order))
       invalid_argument(kWhere, key, ": unit '", unit, "' is ", describe(other), ", expected ", describe(q));
   invalid_argument(kWhere, key, ": unknown unit '", unit, "', expected ", describe(q));
@@ -219,6 +248,9 @@ double scale_decimal(std::string_view number, const Unit& unit, std::string_view
   if (ec != std::errc{} || end != text.data() + text.size()) bad("a number");
   if (number[0] == '-') value = -value;
   value *= unit.factor;
+  // An offset (degC) is added once, in extended precision, so "20 degC" is the double nearest
+  // to 293.15 (as the literal in config.hpp).
+  if (unit.offset != 0) value = static_cast<double>(static_cast<long double>(value) + unit.offset);
   if (!std::isfinite(value)) bad("a finite number");
   return value;
 }

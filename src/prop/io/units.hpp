@@ -1,9 +1,10 @@
 // Physical quantities of the recipe keys and their units. Values with a unit are written as
 // strings ("15 cm", "-11.830 ps^2/km"); bare numbers are in the key's documented default unit.
 //
-// Exactness: every unit except the dB ones is a power of ten of the SI unit, and the scaling is
-// done on the decimal text (the exponent is shifted, then the text is read once), so "15 cm"
-// gives exactly the double nearest to 0.15 — the same as the literal 0.15 in config.hpp.
+// Exactness: every unit except the dB ones, atm, Torr and degC is a power of ten of the SI unit,
+// and the scaling is done on the decimal text (the exponent is shifted, then the text is read
+// once), so "15 cm" gives exactly the double nearest to 0.15 — the same as the literal 0.15 in
+// config.hpp. atm and Torr multiply by their factor once; degC adds 273.15 K once (rounded).
 #pragma once
 
 #include <string>
@@ -27,6 +28,9 @@ enum class Quantity {
   angular_frequency,  ///< rad/s
   wavenumber,         ///< 1/m (a propagation constant)
   amplitude,          ///< √W
+  energy,             ///< J
+  pressure,           ///< Pa
+  temperature,        ///< K (degC accepted)
 };
 
 /// True for the quantities whose values carry units (strings in a recipe).
@@ -35,10 +39,11 @@ bool has_unit(Quantity q);
 /// The SI unit the canonical form writes, e.g. "s", "/W/m", "s^3/m" (dispersion of order k).
 std::string si_unit(Quantity q, int order = 0);
 
-/// A parsed unit: value_SI = number · 10^exponent · factor.
+/// A parsed unit: value_SI = number · 10^exponent · factor + offset.
 struct Unit {
   int exponent = 0;
-  double factor = 1.0;  ///< 1 except for the dB units
+  double factor = 1.0;     ///< 1 except for the dB units, atm and Torr
+  long double offset = 0;  ///< 0 except for degC (273.15 K, added in extended precision)
 };
 
 /// Parses `unit` as a unit of `q`. Dispersion units are "<time>^<k>/<length>" for β_k of
