@@ -12,3 +12,7 @@ lockstep_add_test_executable(lockstep_prop_physics_tests TIMEOUT 120
 lockstep_add_test_executable(lockstep_prop_gas_tests TIMEOUT 60
   SOURCES test_gas.cpp LIBS lockstep_prop)
 target_compile_definitions(lockstep_prop_gas_tests PRIVATE LOCKSTEP_TEST_DATA="${PROJECT_SOURCE_DIR}/tests/data")
+# Gas-filled capillaries in the propagation: the linear operator and γ against the mode, linear
+# propagation, launches by energy, an adaptive run in helium, scans of capillary keys as batches.
+lockstep_add_test_executable(lockstep_prop_capillary_tests TIMEOUT 120
+  SOURCES test_capillary.cpp LIBS lockstep_prop_io)
