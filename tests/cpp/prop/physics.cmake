@@ -16,3 +16,4 @@ target_compile_definitions(lockstep_prop_gas_tests PRIVATE LOCKSTEP_TEST_DATA="$
 # propagation, launches by energy, an adaptive run in helium, scans of capillary keys as batches.
 lockstep_add_test_executable(lockstep_prop_capillary_tests TIMEOUT 120
   SOURCES test_capillary.cpp LIBS lockstep_prop_io)
+target_compile_definitions(lockstep_prop_capillary_tests PRIVATE LOCKSTEP_EXAMPLES="${PROJECT_SOURCE_DIR}/examples")

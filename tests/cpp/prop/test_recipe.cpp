@@ -155,6 +155,22 @@ TEST(Recipe, PressureTemperatureEnergyUnits) {
   EXPECT_EQ(parse_recipe("[pulse]\nwavelength = 800\n", "units.toml").config.pulse.wavelength, 800e-9);
 }
 
+TEST(Recipe, CapillaryExample) {
+  const Recipe r = load_recipe(std::filesystem::path(LOCKSTEP_EXAMPLES) / "capillary_he.toml");
+  const Config& c = r.config;
+  EXPECT_EQ(c.fibre.type, FibreType::capillary);
+  EXPECT_EQ(c.fibre.gas, gas::Species::He);
+  EXPECT_EQ(c.fibre.pressure, 2e5);
+  EXPECT_EQ(c.fibre.temperature, 293.15);
+  EXPECT_EQ(c.fibre.radius, 125e-6);
+  EXPECT_EQ(c.fibre.length, 1.45);
+  EXPECT_EQ(c.pulse.energy, 5e-4);
+  EXPECT_EQ(c.pulse.fwhm, 20e-15);
+  EXPECT_EQ(c.pulse.wavelength, 800e-9);
+  EXPECT_EQ(c.grid.center_wavelength, 300e-9);
+  expect_same(parse_config(r.canonical, "canonical"), c);
+}
+
 TEST(Recipe, CapillaryKeysDefaultsAndCanonicalForm) {
   const Recipe r = parse_recipe(R"(
 [grid]
@@ -510,15 +526,18 @@ std::string mutate(const std::string& text, std::mt19937_64& rng) {
 }
 
 TEST(Recipe, FuzzedRecipesOnlyEverThrowInvalidArgument) {
-  // The example plus a scan and an ensemble, so those readers are fuzzed as well.
-  const std::string base = read_text(std::filesystem::path(LOCKSTEP_EXAMPLES) / "dudley.toml") +
-                           "\n[scan]\n\"pulse.peak_power\" = [\"5 kW\", \"10 kW\"]\n\"fibre.gamma\" = [0.1, 0.11]\n"
-                           "\n[ensemble]\nmembers = 3\nseed = 7\n";
-  ASSERT_NO_THROW(parse_recipe(base, "fuzz.toml"));
+  // The examples plus a scan and an ensemble, so those readers are fuzzed as well.
+  const std::string dudley = read_text(std::filesystem::path(LOCKSTEP_EXAMPLES) / "dudley.toml") +
+                             "\n[scan]\n\"pulse.peak_power\" = [\"5 kW\", \"10 kW\"]\n\"fibre.gamma\" = [0.1, 0.11]\n"
+                             "\n[ensemble]\nmembers = 3\nseed = 7\n";
+  const std::string capillary = read_text(std::filesystem::path(LOCKSTEP_EXAMPLES) / "capillary_he.toml") +
+                                "\n[scan]\n\"fibre.pressure\" = [\"1 bar\", 2]\n\"pulse.energy\" = [\"0.4 mJ\", 500]\n";
+  ASSERT_NO_THROW(parse_recipe(dudley, "fuzz.toml"));
+  ASSERT_NO_THROW(parse_recipe(capillary, "fuzz.toml"));
   std::mt19937_64 rng(testing::fresh_seed());
   int accepted = 0, refused = 0;
-  for (int i = 0; i < 2000; ++i) {
-    const std::string text = mutate(base, rng);
+  for (int i = 0; i < 3000; ++i) {
+    const std::string text = mutate(i % 3 == 2 ? capillary : dudley, rng);
     try {
       const Recipe r = parse_recipe(text, "fuzz.toml");
       // Whatever is accepted is a valid configuration whose canonical form reads back.
