@@ -398,7 +398,7 @@ def mode(gas: str, pressure: Quantity, radius: Quantity, wavelength: Quantity, *
          model: str = "full", cladding_index: Union[str, complex, float, None] = None, energy: Quantity = None,
          duration: Quantity = None, shape: str = "sech", helium: Optional[str] = None, search_min: Quantity = None,
          search_max: Quantity = None) -> dict:
-    """The guide calculator: HE11 of a gas-filled hollow capillary at one wavelength (docs/GAS.md §6).
+    """The guide calculator: HE11 of a gas-filled hollow capillary at one wavelength (docs/GAS.md §7).
 
     Values are strings with units as recipes write them ("5 bar", "75 um", "800 nm", "20 degC",
     "0.5 mJ", "30 fs") or plain numbers in SI units (Pa, m, K, J, s)::

@@ -1,11 +1,14 @@
 #include "lockstep/prop/physics.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <numbers>
 #include <string_view>
 
 #include "lockstep/core/error.hpp"
+#include "lockstep/prop/capillary.hpp"
+#include "lockstep/prop/gas.hpp"
 #include "lockstep/prop/transform.hpp"
 #include "spline.hpp"
 
@@ -51,6 +54,16 @@ void check_table(const std::vector<double>& omega, const std::vector<double>& y,
 
 void validate(const FibreConfig& f, double lo, double hi) {
   require_positive(f.length, "fibre.length", "m");
+  if (f.type == FibreType::capillary) {
+    // The gas and the mode functions validate their own arguments; what is left is the
+    // frequency window and the Raman response.
+    if (!(lo > 0))
+      invalid_argument(kWhere, "the grid's frequency window [", lo, ", ", hi,
+                       "] rad/s reaches zero or negative absolute frequency, where a capillary has no mode");
+    if (f.raman != RamanModel::none)
+      invalid_argument(kWhere, "fibre.raman must be none for a capillary (no Raman response of a gas is modelled)");
+    return;
+  }
   for (std::size_t k = 0; k < f.betas.size(); ++k)
     if (!std::isfinite(f.betas[k])) invalid_argument(kWhere, "fibre.betas[", k, "] (β", k + 2, ") must be finite");
   if (!f.beta_table_omega.empty() || !f.beta_table_beta.empty())
@@ -125,7 +138,61 @@ double taylor_beta(const std::vector<double>& betas, double dw) {
   return sum;
 }
 
+/// The capillary's linear operator (as β(ω) − β0 − β1Δω and α(ω)) on the grid.
+void capillary_linear(const FibreConfig& f, const Grid& grid, std::vector<double>& beta, std::vector<double>& alpha) {
+  const double rho = gas::number_density(f.gas, f.pressure, f.temperature);
+  const double rho_s = gas::sellmeier_density(f.gas, f.helium_sellmeier);
+  const double w0 = grid.omega0();
+  const double lo = w0 + grid.omega()[static_cast<std::size_t>(grid.size() / 2)];
+  const double hi = w0 + grid.omega()[static_cast<std::size_t>(grid.size() / 2 - 1)];
+  const auto n_eff = [&](double omega) {
+    const double wavelength = 2 * std::numbers::pi * kSpeedOfLight / omega;
+    double chi1 = 0;
+    try {
+      chi1 = gas::sellmeier(f.gas, wavelength, f.helium_sellmeier) * rho / rho_s;
+    } catch (const std::invalid_argument& e) {
+      invalid_argument(kWhere, "the grid's frequency window [", lo, ", ", hi, "] rad/s reaches ", wavelength,
+                       " m, beyond the Sellmeier form of fibre.gas: ", e.what());
+    }
+    const capillary::Capillary mode{f.radius, capillary::Cladding::fixed_index(capillary_wall_index(f, wavelength)),
+                                    f.mode_model};
+    return capillary::effective_index(mode, omega, chi1);
+  };
+  // β without the vacuum's ω/c, which the frame removes exactly: (ω/c)(Re n_eff − 1).
+  const auto dispersive = [&](double omega) { return omega / kSpeedOfLight * (n_eff(omega).real() - 1); };
+  const double h = 1e-3 * w0;
+  const double beta0 = dispersive(w0);
+  const double beta1 =
+      (45 * (dispersive(w0 + h) - dispersive(w0 - h)) - 9 * (dispersive(w0 + 2 * h) - dispersive(w0 - 2 * h)) +
+       (dispersive(w0 + 3 * h) - dispersive(w0 - 3 * h))) /
+      (60 * h);
+  const auto un = static_cast<std::size_t>(grid.size());
+  beta.resize(un);
+  alpha.resize(un);
+  for (std::size_t k = 0; k < un; ++k) {
+    const double dw = grid.omega()[k], omega = w0 + dw;
+    const Complex n = n_eff(omega);
+    beta[k] = omega / kSpeedOfLight * (n.real() - 1) - beta0 - beta1 * dw;
+    alpha[k] = 2 * omega / kSpeedOfLight * n.imag();
+  }
+}
+
 }  // namespace
+
+Complex capillary_wall_index(const FibreConfig& fibre, double wavelength) {
+  if (fibre.cladding == CladdingKind::index) return {fibre.cladding_index, fibre.cladding_extinction};
+  if (!std::isfinite(wavelength) || wavelength <= 0)
+    invalid_argument(kWhere, "wavelength = ", wavelength, " m must be finite and > 0");
+  return capillary::fused_silica_index(
+      std::clamp(wavelength, capillary::kSilicaMinWavelength, capillary::kSilicaMaxWavelength));
+}
+
+double capillary_gamma(const FibreConfig& fibre, double omega0) {
+  require_positive(omega0, "ω0", "rad/s");
+  const double wavelength = 2 * std::numbers::pi * kSpeedOfLight / omega0;
+  const double n2 = gas::kerr_n2(fibre.gas, wavelength, fibre.pressure, fibre.temperature, fibre.helium_sellmeier);
+  return n2 * omega0 / (kSpeedOfLight * capillary::effective_area(fibre.radius));
+}
 
 double default_raman_fraction(RamanModel model) {
   switch (model) {
@@ -163,12 +230,15 @@ MemberPhysics make_physics(const Config& config, const Grid& grid) {
 
   MemberPhysics p;
   p.points = n;
-  p.gamma = f.gamma;
+  const bool capillary = f.type == FibreType::capillary;
+  p.gamma = capillary ? capillary_gamma(f, w0) : f.gamma;
   p.raman_fraction = f.raman == RamanModel::none ? 0.0 : f.raman_fraction;
 
   // Linear operator.
-  std::vector<double> beta(un);
-  if (!f.beta_table_omega.empty()) {
+  std::vector<double> beta(un), capillary_alpha;
+  if (capillary) {
+    capillary_linear(f, grid, beta, capillary_alpha);
+  } else if (!f.beta_table_omega.empty()) {
     const CubicSpline spline(f.beta_table_omega, f.beta_table_beta);
     const double beta0 = spline(w0), beta1 = spline.derivative(w0);
     for (std::size_t k = 0; k < un; ++k) beta[k] = spline(w0 + dw[k]) - beta0 - beta1 * dw[k];
@@ -177,8 +247,10 @@ MemberPhysics make_physics(const Config& config, const Grid& grid) {
   }
   p.linear.resize(un);
   for (std::size_t k = 0; k < un; ++k) {
-    const double alpha =
-        f.loss_table_omega.empty() ? f.loss : linear_interpolate(f.loss_table_omega, f.loss_table_alpha, w0 + dw[k]);
+    const double alpha = capillary ? capillary_alpha[k]
+                         : f.loss_table_omega.empty()
+                             ? f.loss
+                             : linear_interpolate(f.loss_table_omega, f.loss_table_alpha, w0 + dw[k]);
     p.linear[k] = Complex(-alpha / 2, beta[k]);
   }
 
@@ -189,7 +261,7 @@ MemberPhysics make_physics(const Config& config, const Grid& grid) {
   p.nonlinear_factor.resize(un);
   p.gamma_shock.resize(un);
   for (std::size_t k = 0; k < un; ++k) {
-    p.gamma_shock[k] = f.gamma * p.shock[k];
+    p.gamma_shock[k] = p.gamma * p.shock[k];
     p.nonlinear_factor[k] = Complex(0, p.gamma_shock[k]);
   }
 

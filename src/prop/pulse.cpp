@@ -15,8 +15,12 @@ namespace {
 constexpr const char* kWhere = "prop.pulse";
 
 void validate(const PulseConfig& p, const Grid& grid) {
-  if (!std::isfinite(p.peak_power) || p.peak_power < 0)
+  if (!std::isfinite(p.energy) || p.energy < 0)
+    invalid_argument(kWhere, "pulse.energy = ", p.energy, " J must be finite and ≥ 0 (0: launch by peak power)");
+  if (!(p.energy > 0) && (!std::isfinite(p.peak_power) || p.peak_power < 0))
     invalid_argument(kWhere, "pulse.peak_power = ", p.peak_power, " W must be finite and ≥ 0");
+  if (!std::isfinite(p.wavelength) || p.wavelength < 0)
+    invalid_argument(kWhere, "pulse.wavelength = ", p.wavelength, " m must be finite and ≥ 0 (0: the grid's)");
   if (!std::isfinite(p.chirp)) invalid_argument(kWhere, "pulse.chirp = ", p.chirp, " must be finite");
   const double half = grid.dt() * static_cast<double>(grid.size() / 2);
   if (!std::isfinite(p.delay) || std::abs(p.delay) >= half)
@@ -86,11 +90,31 @@ double pulse_t0(const PulseConfig& pulse) {
   invalid_argument(kWhere, "pulse.shape = user has no T0");
 }
 
+double energy_per_peak_power(const PulseConfig& pulse) {
+  const double t0 = pulse_t0(pulse);
+  // ∫ sech²(T/T0) dT = 2 T0;  ∫ exp(−T²/T0²) dT = √π T0 (the chirp leaves |A|² alone).
+  return pulse.shape == PulseShape::sech ? 2 * t0 : std::sqrt(std::numbers::pi) * t0;
+}
+
+double launch_peak_power(const PulseConfig& pulse) {
+  if (pulse.shape == PulseShape::user)
+    invalid_argument(kWhere, "a user pulse has no launch peak power of its own (its samples give A)");
+  if (pulse.energy > 0) return pulse.energy / energy_per_peak_power(pulse);
+  return pulse.peak_power;
+}
+
+double carrier_offset(const PulseConfig& pulse, const Grid& grid) {
+  if (!(pulse.wavelength > 0)) return 0.0;
+  return 2 * std::numbers::pi * kSpeedOfLight / pulse.wavelength - grid.omega0();
+}
+
 double soliton_order(const FibreConfig& fibre, const PulseConfig& pulse) {
+  if (fibre.type != FibreType::coefficients)
+    invalid_argument(kWhere, "the soliton order is computed from fibre.betas[0], which a capillary does not have");
   if (fibre.betas.empty() || fibre.betas[0] == 0 || !std::isfinite(fibre.betas[0]))
     invalid_argument(kWhere, "the soliton order needs a finite, non-zero β2 (fibre.betas[0])");
   const double t0 = pulse_t0(pulse);
-  return std::sqrt(std::abs(fibre.gamma) * pulse.peak_power * t0 * t0 / std::abs(fibre.betas[0]));
+  return std::sqrt(std::abs(fibre.gamma) * launch_peak_power(pulse) * t0 * t0 / std::abs(fibre.betas[0]));
 }
 
 std::vector<std::complex<double>> initial_field(const PulseConfig& pulse, const Grid& grid) {
@@ -103,14 +127,26 @@ std::vector<std::complex<double>> initial_field(const PulseConfig& pulse, const 
       const double t = grid.t()[j];
       if (t >= pulse.user_time.front() && t <= pulse.user_time.back()) a[j] = {re(t), im(t)};
     }
+    if (pulse.energy > 0) {  // scaled to the energy on the grid, Σ|A_j|² dt
+      double energy = 0;
+      for (const auto& v : a) energy += std::norm(v);
+      energy *= grid.dt();
+      if (!(energy > 0)) invalid_argument(kWhere, "the user pulse is zero on the grid: it cannot carry pulse.energy");
+      const double scale = std::sqrt(pulse.energy / energy);
+      for (auto& v : a) v *= scale;
+    }
   } else {
-    const double t0 = pulse_t0(pulse), amplitude = std::sqrt(pulse.peak_power);
+    const double t0 = pulse_t0(pulse), amplitude = std::sqrt(launch_peak_power(pulse));
     for (std::size_t j = 0; j < n; ++j) {
       const double x = (grid.t()[j] - pulse.delay) / t0;
       const double envelope = pulse.shape == PulseShape::sech ? 1 / std::cosh(x) : std::exp(-x * x / 2);
       a[j] = amplitude * envelope * std::polar(1.0, -pulse.chirp * x * x / 2);
     }
   }
+  // A carrier at ω0 + ΔΩ: the component at ΔΩ appears in A(T) as e^{−iΔΩ T} (grid.hpp), with
+  // the phase referred to the pulse's centre.
+  if (const double offset = carrier_offset(pulse, grid); offset != 0)
+    for (std::size_t j = 0; j < n; ++j) a[j] *= std::polar(1.0, -offset * (grid.t()[j] - pulse.delay));
   check_fits(a);
   return a;
 }

@@ -272,6 +272,23 @@ def test_ensemble_scan_batched_equals_reference(tmp_path):
     assert np.max(np.abs(fields["batched"][0] - fields["batched"][1])) > 0
 
 
+def test_capillary_example(tmp_path):
+    """examples/capillary_he.toml runs from the command line: the pulse compresses and a part of
+    its energy goes below 400 nm; the file's configuration is the capillary's."""
+    example = pathlib.Path(__file__).parents[2] / "examples" / "capillary_he.toml"
+    r = run("prop", "run", str(example), "-o", str(tmp_path), "--no-plots")
+    assert r.returncode == 0, r.stderr
+    with h5py.File(tmp_path / "capillary_he.h5", "r") as f:
+        config = f["meta/config"].asstr()[()]
+        assert 'type = "capillary"' in config and 'gas = "He"' in config and "peak_power" not in config
+        peak = f["stats/peak_power"][:]
+        assert peak.max() > 1.8 * peak[0]
+        assert f["stats/energy"][0] == pytest.approx(0.5e-3, rel=1e-12)
+        spectrum = np.abs(f["planes/Ew"][-1]) ** 2
+        ultraviolet = f["grid/wavelength"][:] < 400e-9
+        assert spectrum[ultraviolet].sum() > 0.03 * spectrum.sum()
+
+
 @pytest.mark.parametrize("args,message", [
     (["prop", "run", "{bad}"], "fibre.lenght"),
     (["prop", "run", "{neg}"], "fibre.length"),

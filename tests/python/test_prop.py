@@ -116,6 +116,34 @@ def test_scan_on_its_axes_and_load_scan(tmp_path):
         lp.scan(SOLITON, tmp_path / "one")
 
 
+# A helium-filled capillary over 5 cm, launched by energy (a fraction of a second per member).
+CAPILLARY = {
+    "grid": {"points": 512, "time_window": "1 ps", "center_wavelength": "800 nm"},
+    "fibre": {"type": "capillary", "length": "5 cm", "gas": "He", "pressure": "1 bar", "radius": "125 um"},
+    "pulse": {"shape": "sech", "fwhm": "30 fs", "energy": "20 uJ"},
+    "output": {"n_save": 3},
+}
+
+
+def test_capillary_launched_by_energy_and_scanned_over_pressure(tmp_path):
+    r = lp.propagate(CAPILLARY)
+    assert r.stats["energy"][0] == pytest.approx(20e-6, rel=1e-12)
+    # The mode's loss: the energy falls (by about α·L = 0.14 /m × 5 cm), no Raman, no β_k.
+    assert 0.99 < r.stats["energy"][-1] / r.stats["energy"][0] < 0.999
+    assert 'type = "capillary"' in r.config and "energy = " in r.config
+    assert "betas" not in r.config and "peak_power" not in r.config
+    s = lp.scan(with_scan(CAPILLARY, {"fibre.pressure": ["0.5 bar", "2 bar"], "pulse.energy": ["10 uJ", "20 uJ"]}),
+                tmp_path, progress=False, base="capillary")
+    assert s.shape == (2, 2)
+    assert s.results[1, 0].label == "pressure=2bar,energy=10uJ"
+    launched = [[s.results[i, j].stats["energy"][0] for j in range(2)] for i in range(2)]
+    np.testing.assert_allclose(launched, [[10e-6, 20e-6], [10e-6, 20e-6]], rtol=1e-12)
+    with pytest.raises(ValueError, match=r"fibre.gamma: applies to fibre.type = \"coefficients\" only"):
+        lp.recipe({**CAPILLARY, "fibre": {**CAPILLARY["fibre"], "gamma": 0.1}})
+    with pytest.raises(ValueError, match=r"pulse.peak_power: give either pulse.peak_power or pulse.energy"):
+        lp.recipe({**CAPILLARY, "pulse": {**CAPILLARY["pulse"], "peak_power": "1 kW"}})
+
+
 def test_ensemble_member_index_last(tmp_path):
     recipe = {**with_scan(SOLITON, {"pulse.peak_power": ["100 W", "120 W"]}),
               "ensemble": {"members": 3, "seed": 7}}

@@ -1,4 +1,4 @@
-// The guide calculator (docs/GAS.md §6): for a gas-filled hollow capillary and a centre
+// The guide calculator (docs/GAS.md §7): for a gas-filled hollow capillary and a centre
 // wavelength, the numbers one works out before a propagation — the gas index, β and its
 // derivatives β1 … β6, loss, effective area, zero-dispersion wavelength, n2 and γ, and for a
 // given pulse its peak power, soliton order, fission length and the phase-matched resonant

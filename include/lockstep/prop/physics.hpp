@@ -61,7 +61,27 @@ struct MemberPhysics {
 /// f_b in [0, 1].
 /// β(ω) tables are interpolated with a natural cubic spline (β0 = β(ω0) and β1 = β'(ω0) from
 /// the same spline); loss tables linearly (no overshoot below zero between samples).
+///
+/// A capillary (fibre.type = capillary, docs/GAS.md §6) samples the HE11 mode at every grid
+/// frequency: with β(ω) = (ω/c) Re n_eff(ω) and α(ω) = 2 (ω/c) Im n_eff(ω)
+/// (capillary::effective_index, the core's χ1 from the gas's Sellmeier form at the density
+/// ρ(p, T), the wall from capillary_wall_index),
+///     L(ω) = i (β(ω) − β(ω0) − β1(ω0) Δω) − α(ω)/2 ,   β1(ω0) = β'(ω0) (a sixth-order central
+///     difference, step 10⁻³ ω0),
+/// and γ = capillary_gamma. No Raman response (fibre.raman must be none). The gas's state,
+/// the radius and the wall are validated by lockstep::prop::gas and ::capillary; a grid that
+/// reaches a resonance of the gas's Sellmeier form is refused naming the frequency window.
 MemberPhysics make_physics(const Config& config, const Grid& grid);
+
+/// The capillary wall's complex index at `wavelength` (m): fibre.cladding = index gives
+/// cladding_index + i·cladding_extinction; silica gives Malitson's fused-silica index, held at
+/// its value at the nearer end of the form's range (0.21 µm, 3.71 µm) outside it.
+Complex capillary_wall_index(const FibreConfig& fibre, double wavelength);
+
+/// γ of a gas-filled capillary at the carrier ω0 (rad/s), 1/(W·m): the mode-averaged Kerr
+/// nonlinearity n2(λ0) ω0 / (c A_eff), n2 = gas::kerr_n2 of the fill at (p, T), A_eff =
+/// capillary::effective_area(radius) (docs/GAS.md §6).
+double capillary_gamma(const FibreConfig& fibre, double omega0);
 
 /// The usual f_R of each model: 0 (none), 0.18 (Blow–Wood), 0.245 (Lin–Agrawal), 0.18
 /// (Hollenbeck–Cantrell).

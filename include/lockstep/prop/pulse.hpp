@@ -18,14 +18,28 @@ namespace lockstep::prop {
 /// FWHM / 1.6651) pulse, s. std::invalid_argument for PulseShape::user or a bad fwhm.
 double pulse_t0(const PulseConfig& pulse);
 
-/// Soliton order N = √(γ P0 T0² / |β2|) of the pulse in the fibre (β2 = fibre.betas[0]).
-/// std::invalid_argument when β2 is missing or zero.
+/// Energy of a sech or Gaussian pulse of unit peak power, J/W (= s): ∫|A|²dT / P0 = 2 T0
+/// (sech) or √π T0 (Gaussian). std::invalid_argument for a user pulse or a bad fwhm.
+double energy_per_peak_power(const PulseConfig& pulse);
+
+/// The peak power P0 the pulse is launched with, W: pulse.peak_power, or, when pulse.energy
+/// is given (> 0), E / energy_per_peak_power (sech: E/(2 T0) = 0.8814 E/FWHM; Gaussian:
+/// E/(√π T0) = 0.9394 E/FWHM). std::invalid_argument for a user pulse.
+double launch_peak_power(const PulseConfig& pulse);
+
+/// ΔΩ = ω_p − ω0 of the pulse's carrier against the grid's, rad/s (0 without pulse.wavelength).
+double carrier_offset(const PulseConfig& pulse, const Grid& grid);
+
+/// Soliton order N = √(γ P0 T0² / |β2|) of the pulse in the fibre (β2 = fibre.betas[0], P0 =
+/// launch_peak_power). std::invalid_argument when β2 is missing or zero, or for a capillary.
 double soliton_order(const FibreConfig& fibre, const PulseConfig& pulse);
 
-/// A(0, T) on the grid, √W, without noise. With τ = T − delay:
+/// A(0, T) on the grid, √W, without noise. With τ = T − delay and P0 = launch_peak_power:
 ///   sech:     √P0 sech(τ/T0) e^{−iCτ²/(2T0²)}
 ///   gaussian: √P0 e^{−(1+iC)τ²/(2T0²)}
-///   user:     the samples (user_re + i·user_im at user_time), natural cubic spline, zero outside.
+///   user:     the samples (user_re + i·user_im at user_time), natural cubic spline, zero outside;
+///             with pulse.energy, scaled so that Σ|A_j|² dt equals it.
+/// With pulse.wavelength, times e^{−iΔΩτ} (ΔΩ = carrier_offset: the carrier moved to ω0 + ΔΩ).
 /// Validates the pulse (std::invalid_argument naming the field: peak_power ≥ 0, fwhm > 0, finite
 /// chirp, delay inside the window; user samples of equal length, ≥ 3, finite, strictly
 /// ascending times inside the window) and refuses a field that does not fit the window: |A|² on

@@ -30,6 +30,7 @@ std::string serialize_config(const Config& config) {
       section = field.section();
       out += "\n[" + std::string(section) + "]\n";
     }
+    if (!io::written(field, config)) return;
     out += std::string(field.name()) + " = " + io::render_value(field.access(config), field.quantity, field.key) + "\n";
   });
   return out;
@@ -61,6 +62,17 @@ std::vector<std::string> config_differences(const Config& a, const Config& b) {
     const auto& vb = field.access(b);
     using T = std::remove_cvref_t<decltype(va)>;
     const std::string key(field.key);
+    // A field that applies to one configuration only (a capillary's gas, a launch energy) is
+    // "not used" in the other; one that applies to neither does not count.
+    const bool in_a = io::applies(field.scope, a), in_b = io::applies(field.scope, b);
+    if (!in_a && !in_b) return;
+    if (in_a != in_b) {
+      const auto text = [&](bool used, const T& v) {
+        return used ? unquoted(io::render_value(v, field.quantity, field.key)) : std::string("(not used)");
+      };
+      out.push_back(key + ": " + text(in_a, va) + " vs " + text(in_b, vb));
+      return;
+    }
     if constexpr (std::is_same_v<T, std::vector<double>>) {
       if (va.size() != vb.size()) {
         out.push_back(key + ": " + std::to_string(va.size()) + " values vs " + std::to_string(vb.size()) + " values");

@@ -101,6 +101,10 @@ std::vector<std::string> known_keys() {
   return keys;
 }
 
+bool is_extra_key(std::string_view key) {
+  return std::find(kExtraKeys.begin(), kExtraKeys.end(), key) != kExtraKeys.end();
+}
+
 bool is_known_key(std::string_view key) {
   bool known = std::find(kExtraKeys.begin(), kExtraKeys.end(), key) != kExtraKeys.end();
   io::for_each_config_field([&](const auto& field) { known = known || field.key == key; });
@@ -304,14 +308,44 @@ void collect_scan(const toml::table& table, const std::string& prefix,
   }
 }
 
-std::vector<ScanAxis> read_scan(const toml::table& scan, const Config& base, std::string_view betas_unit,
-                                const Source& src) {
+/// The Config keys a recipe writes in its sections (not [scan] or [ensemble]).
+std::vector<std::string> written_keys(const toml::table& root) {
+  std::vector<std::string> keys;
+  for (const auto section : kSections)
+    if (const auto* table = root.get_as<toml::table>(section))
+      for (const auto& [name, value] : *table) keys.push_back(std::string(section) + "." + std::string(name.str()));
+  return keys;
+}
+
+/// The scope of a Config field's key.
+io::Scope scope_of(std::string_view key) {
+  io::Scope scope = io::Scope::always;
+  io::for_each_config_field([&](const auto& field) {
+    if (field.key == key) scope = field.scope;
+  });
+  return scope;
+}
+
+/// Refuses a key the recipe writes (or scans) that does not apply to `config`: the coefficients
+/// of a capillary, the gas of a fibre given by coefficients, both a peak power and an energy.
+void require_applies(std::string_view key, const Config& config, const std::string& where, const Source& src,
+                     const toml::node& node) {
+  const io::Scope scope = scope_of(key);
+  if (!io::applies(scope, config)) invalid_argument(kWhere, where, ": ", io::scope_rule(scope), src.at(node));
+}
+
+std::vector<ScanAxis> read_scan(const toml::table& scan, const toml::table& root, const Config& base,
+                                std::string_view betas_unit, const Source& src) {
   std::vector<std::pair<std::string, const toml::node*>> entries;
   collect_scan(scan, "", entries);
   std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
     const auto pa = a.second->source().begin, pb = b.second->source().begin;
     return pa.line != pb.line ? pa.line < pb.line : pa.column < pb.column;
   });
+  const std::vector<std::string> written = written_keys(root);
+  const auto scanned = [&](std::string_view key) {
+    return std::any_of(entries.begin(), entries.end(), [&](const auto& e) { return e.first == key; });
+  };
   std::vector<ScanAxis> axes;
   for (const auto& [key, node] : entries) {
     const std::string path = "scan." + key;
@@ -320,6 +354,13 @@ std::vector<ScanAxis> read_scan(const toml::table& scan, const Config& base, std
                        src.at(*node));
     if (!is_scalar_field(key))
       invalid_argument(kWhere, path, ": only single-valued keys can be scanned", src.at(*node));
+    if (key == "fibre.type")
+      invalid_argument(kWhere, path,
+                       ": cannot be scanned (the keys that apply differ between fibre types): write one recipe per "
+                       "type",
+                       src.at(*node));
+    if (key == "pulse.energy" && scanned("pulse.peak_power"))
+      invalid_argument(kWhere, path, ": pulse.peak_power is scanned as well; launch by one of them", src.at(*node));
     const auto array = node->as_array();
     if (!array || array->empty())
       invalid_argument(kWhere, path, ": expected a non-empty array of values", src.at(*node));
@@ -329,6 +370,19 @@ std::vector<ScanAxis> read_scan(const toml::table& scan, const Config& base, std
       Config trial = base;
       axis.values.push_back(read_field(trial, key, *array->get(i), betas_unit, src));
       axis.labels.push_back(label_text(*array->get(i)));
+      if (key == "pulse.energy" && !(trial.pulse.energy > 0))
+        invalid_argument(kWhere, element, ": must be > 0, got ", trial.pulse.energy, " J", src.at(*array->get(i)));
+      if (key == "pulse.wavelength" && !(trial.pulse.wavelength > 0))
+        invalid_argument(kWhere, element, ": must be > 0, got ", trial.pulse.wavelength, " m", src.at(*array->get(i)));
+      require_applies(key, trial, path, src, *node);
+      // Every key the recipe writes must still apply with this value (a helium Sellmeier form
+      // may stay for the other gases of a scan over fibre.gas).
+      for (const auto& other : written)
+        if (is_known_key(other) && scope_of(other) != io::Scope::helium && !is_extra_key(other) &&
+            !io::applies(scope_of(other), trial))
+          invalid_argument(kWhere, element, ": with this value, ", other,
+                           " (given in the recipe) no longer applies: ", io::scope_rule(scope_of(other)),
+                           src.at(*array->get(i)));
       try {
         validate_config(trial);
       } catch (const std::invalid_argument& e) {
@@ -434,7 +488,27 @@ Recipe parse_recipe(std::string_view text, std::string_view source_name) {
     if (const auto* node = find(root, field.section(), field.name()))
       read_field(config, field.key, *node, betas_unit, src);
   });
-  if (!find(root, "fibre", "raman_fraction")) config.fibre.raman_fraction = default_raman_fraction(config.fibre.raman);
+  FibreConfig& fibre = config.fibre;
+  // Defaults that follow from other keys: a capillary has no Raman response; a wall index
+  // given alone makes the wall that index; each Raman model has its usual fraction.
+  if (fibre.type == FibreType::capillary && !find(root, "fibre", "raman")) fibre.raman = RamanModel::none;
+  if (!find(root, "fibre", "cladding") &&
+      (find(root, "fibre", "cladding_index") || find(root, "fibre", "cladding_extinction")))
+    fibre.cladding = CladdingKind::index;
+  if (!find(root, "fibre", "raman_fraction")) fibre.raman_fraction = default_raman_fraction(fibre.raman);
+  // A launch energy, when given, is the launch (0 would mean "by peak power").
+  if (const auto* node = find(root, "pulse", "energy"); node && !(config.pulse.energy > 0))
+    invalid_argument(kWhere, "pulse.energy: must be > 0, got ", config.pulse.energy, " J", src.at(*node));
+  if (const auto* node = find(root, "pulse", "wavelength"); node && !(config.pulse.wavelength > 0))
+    invalid_argument(kWhere, "pulse.wavelength: must be > 0, got ", config.pulse.wavelength, " m", src.at(*node));
+  // Every key written must apply: no coefficients for a capillary, no gas for a fibre given by
+  // its coefficients, not both a peak power and an energy.
+  io::for_each_config_field([&](const auto& field) {
+    if (const auto* node = find(root, field.section(), field.name()))
+      require_applies(field.key, config, std::string(field.key), src, *node);
+  });
+  if (const auto* node = find(root, "fibre", "betas_unit"); node && fibre.type != FibreType::coefficients)
+    invalid_argument(kWhere, "fibre.betas_unit: ", io::scope_rule(io::Scope::coefficients), src.at(*node));
   if (const auto* node = find(root, "pulse", "user_file")) {
     const auto s = node->as_string();
     if (!s) invalid_argument(kWhere, "pulse.user_file: expected a file path, got ", type_name(*node), src.at(*node));
@@ -445,7 +519,8 @@ Recipe parse_recipe(std::string_view text, std::string_view source_name) {
     read_user_file(config.pulse, path, "pulse.user_file");
   }
   validate_config(config);
-  if (const auto* scan = root.get_as<toml::table>("scan")) recipe.scan = read_scan(*scan, config, betas_unit, src);
+  if (const auto* scan = root.get_as<toml::table>("scan"))
+    recipe.scan = read_scan(*scan, root, config, betas_unit, src);
   if (const auto* ensemble = root.get_as<toml::table>("ensemble")) recipe.ensemble = read_ensemble(*ensemble, src);
   recipe.canonical = serialize_config(config);
   return recipe;

@@ -25,8 +25,8 @@ constexpr std::array<Prefixed, 6> kPressureUnits{
     {{"Pa", 0}, {"hPa", 2}, {"kPa", 3}, {"MPa", 6}, {"mbar", 2}, {"bar", 5}}};
 constexpr std::array<Prefixed, 7> kEnergyUnits{
     {{"J", 0}, {"kJ", 3}, {"mJ", -3}, {"uJ", -6}, {"nJ", -9}, {"pJ", -12}, {"fJ", -15}}};
-constexpr double kAtmospherePa = 101325.0;  // exact, by definition
-constexpr double kZeroCelsiusK = 273.15;    // exact, by definition
+constexpr double kAtmospherePa = 101325.0;      // exact, by definition
+constexpr long double kZeroCelsiusK = 273.15L;  // exact, by definition (as a decimal)
 
 template <std::size_t N> std::optional<int> lookup(const std::array<Prefixed, N>& table, std::string_view name) {
   for (const auto& [unit, exponent] : table)
@@ -246,7 +246,9 @@ double scale_decimal(std::string_view number, const Unit& unit, std::string_view
   if (ec != std::errc{} || end != text.data() + text.size()) bad("a number");
   if (number[0] == '-') value = -value;
   value *= unit.factor;
-  if (unit.offset != 0) value += unit.offset;  // degC only (adding +0 would turn -0 into +0)
+  // An offset (degC only; adding +0 would turn -0 into +0) is added once, in extended
+  // precision, so that "20 degC" is the double nearest to 293.15 (as the literal in config.hpp).
+  if (unit.offset != 0) value = static_cast<double>(static_cast<long double>(value) + unit.offset);
   if (!std::isfinite(value)) bad("a finite number");
   return value;
 }

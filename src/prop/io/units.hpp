@@ -4,7 +4,8 @@
 // Exactness: every unit except the dB ones, atm, Torr and degC is a power of ten of the SI unit,
 // and the scaling is done on the decimal text (the exponent is shifted, then the text is read
 // once), so "15 cm" gives exactly the double nearest to 0.15 — the same as the literal 0.15 in
-// config.hpp. The others multiply (dB, atm, Torr) or add (degC: + 273.15) once after that.
+// config.hpp. The others multiply (dB, atm, Torr) or add (degC: + 273.15, in extended precision)
+// once after that.
 #pragma once
 
 #include <string>
@@ -42,8 +43,8 @@ std::string si_unit(Quantity q, int order = 0);
 /// A parsed unit: value_SI = number · 10^exponent · factor + offset.
 struct Unit {
   int exponent = 0;
-  double factor = 1.0;  ///< 1 except for the dB units, atm and Torr
-  double offset = 0.0;  ///< 0 except for degC (273.15)
+  double factor = 1.0;     ///< 1 except for the dB units, atm and Torr
+  long double offset = 0;  ///< 0 except for degC (273.15 K, added in extended precision)
 };
 
 /// Parses `unit` as a unit of `q`. Dispersion units are "<time>^<k>/<length>" for β_k of

@@ -9,6 +9,8 @@
 #include "config_fields.hpp"
 #include "field_text.hpp"
 #include "lockstep/core/error.hpp"
+#include "lockstep/prop/capillary.hpp"
+#include "lockstep/prop/gas.hpp"
 #include "lockstep/prop/grid.hpp"
 #include "lockstep/prop/recipe.hpp"
 
@@ -36,6 +38,51 @@ void require_table(const std::vector<double>& omega, const std::vector<double>& 
   require(omega.empty() || omega.size() >= 2, omega_key, "a table needs at least 2 points");
   require_ascending(omega, omega_key);
   require(omega.empty() || omega.front() > 0, omega_key, "absolute angular frequencies must be > 0");
+}
+
+/// An error message without its "[prop.gas] " prefix, to be wrapped in the recipe's.
+std::string_view without_prefix(std::string_view message) {
+  const auto end = message.find("] ");
+  return message.starts_with('[') && end != std::string_view::npos ? message.substr(end + 2) : message;
+}
+
+/// The capillary: the gas's state inside the equation of state's domain, the wall, no Raman,
+/// and a frequency window (lo … hi rad/s) below the gas's Sellmeier resonances.
+void validate_capillary(const FibreConfig& f, double lo, double hi) {
+  require(f.radius > 0, "fibre.radius", "must be > 0, got ", f.radius, " m");
+  require(f.temperature >= gas::kMinTemperature && f.temperature <= gas::kMaxTemperature, "fibre.temperature",
+          "must be in [", gas::kMinTemperature, ", ", gas::kMaxTemperature,
+          "] K (the domain of the equations of state), got ", f.temperature, " K");
+  require(f.pressure >= 0 && f.pressure <= gas::kMaxPressure, "fibre.pressure", "must be in [0, ",
+          gas::kMaxPressure / gas::kBar, "] bar, got ", f.pressure / gas::kBar, " bar");
+  try {
+    gas::number_density(f.gas, f.pressure, f.temperature);
+  } catch (const std::invalid_argument& e) {
+    require(false, "fibre.pressure", without_prefix(e.what()));
+  }
+  require(f.raman == RamanModel::none, "fibre.raman",
+          "a gas-filled capillary has no Raman response here (the noble gases have none; the rotational Raman "
+          "response of N2 and air is not modelled yet): use \"none\" or leave the key out");
+  if (f.cladding == CladdingKind::index) {
+    require(f.cladding_index > 0, "fibre.cladding_index", "must be > 0, got ", f.cladding_index);
+    require(f.cladding_extinction >= 0, "fibre.cladding_extinction", "must be ≥ 0 (absorption), got ",
+            f.cladding_extinction);
+    try {
+      capillary::wall_term({f.cladding_index, f.cladding_extinction});
+    } catch (const std::invalid_argument& e) {
+      require(false, "fibre.cladding_index", without_prefix(e.what()));
+    }
+  }
+  // The gas's Sellmeier form is refused at and beyond its resonances (the shortest wavelength
+  // of the grid must lie above them).
+  const double shortest = 2 * std::numbers::pi * kSpeedOfLight / hi;
+  try {
+    gas::sellmeier(f.gas, shortest, f.helium_sellmeier);
+  } catch (const std::invalid_argument& e) {
+    require(false, "grid.points", "the frequency window [", lo, ", ", hi, "] rad/s reaches ", shortest,
+            " m, beyond the validity of the Sellmeier form of fibre.gas (", without_prefix(e.what()),
+            "): use fewer points, a wider grid.time_window or a longer grid.center_wavelength");
+  }
 }
 
 }  // namespace
@@ -72,26 +119,45 @@ void validate_config(const Config& c) {
           " rad/s: use fewer points or a wider grid.time_window");
   const double dt = g.time_window / static_cast<double>(g.points);
 
+  const double lo = omega0 - half_span, hi = omega0 + half_span - 2 * std::numbers::pi / g.time_window;
+
   const auto& f = c.fibre;
   require(f.length > 0, "fibre.length", "must be > 0, got ", f.length, " m");
-  require_table(f.beta_table_omega, f.beta_table_beta, "fibre.beta_table_omega", "fibre.beta_table_beta");
-  require(f.loss >= 0, "fibre.loss", "must be ≥ 0, got ", f.loss, " /m");
-  require_table(f.loss_table_omega, f.loss_table_alpha, "fibre.loss_table_omega", "fibre.loss_table_alpha");
-  for (std::size_t i = 0; i < f.loss_table_alpha.size(); ++i)
-    require(f.loss_table_alpha[i] >= 0, "fibre.loss_table_alpha[" + std::to_string(i) + "]", "must be ≥ 0, got ",
-            f.loss_table_alpha[i]);
-  require(f.gamma >= 0, "fibre.gamma", "must be ≥ 0, got ", f.gamma, " /W/m");
-  require(f.raman_fraction >= 0 && f.raman_fraction <= 1, "fibre.raman_fraction", "must be in [0, 1], got ",
-          f.raman_fraction);
-  require(f.raman_tau1 > 0, "fibre.raman_tau1", "must be > 0, got ", f.raman_tau1, " s");
-  require(f.raman_tau2 > 0, "fibre.raman_tau2", "must be > 0, got ", f.raman_tau2, " s");
-  require(f.raman_fb >= 0 && f.raman_fb <= 1, "fibre.raman_fb", "must be in [0, 1], got ", f.raman_fb);
-  require(f.raman_taub > 0, "fibre.raman_taub", "must be > 0, got ", f.raman_taub, " s");
+  if (f.type == FibreType::capillary) {
+    validate_capillary(f, lo, hi);
+  } else {
+    require_table(f.beta_table_omega, f.beta_table_beta, "fibre.beta_table_omega", "fibre.beta_table_beta");
+    require(f.loss >= 0, "fibre.loss", "must be ≥ 0, got ", f.loss, " /m");
+    require_table(f.loss_table_omega, f.loss_table_alpha, "fibre.loss_table_omega", "fibre.loss_table_alpha");
+    for (std::size_t i = 0; i < f.loss_table_alpha.size(); ++i)
+      require(f.loss_table_alpha[i] >= 0, "fibre.loss_table_alpha[" + std::to_string(i) + "]", "must be ≥ 0, got ",
+              f.loss_table_alpha[i]);
+    require(f.gamma >= 0, "fibre.gamma", "must be ≥ 0, got ", f.gamma, " /W/m");
+    require(f.raman_fraction >= 0 && f.raman_fraction <= 1, "fibre.raman_fraction", "must be in [0, 1], got ",
+            f.raman_fraction);
+    require(f.raman_tau1 > 0, "fibre.raman_tau1", "must be > 0, got ", f.raman_tau1, " s");
+    require(f.raman_tau2 > 0, "fibre.raman_tau2", "must be > 0, got ", f.raman_tau2, " s");
+    require(f.raman_fb >= 0 && f.raman_fb <= 1, "fibre.raman_fb", "must be in [0, 1], got ", f.raman_fb);
+    require(f.raman_taub > 0, "fibre.raman_taub", "must be > 0, got ", f.raman_taub, " s");
+  }
 
   const auto& p = c.pulse;
   const double half_window = g.time_window / 2;
-  require(p.peak_power > 0, "pulse.peak_power", "must be > 0, got ", p.peak_power, " W");
+  require(p.energy >= 0, "pulse.energy", "must be > 0 (or 0: launch by pulse.peak_power), got ", p.energy, " J");
+  if (!(p.energy > 0)) require(p.peak_power > 0, "pulse.peak_power", "must be > 0, got ", p.peak_power, " W");
   require(p.fwhm > 0, "pulse.fwhm", "must be > 0, got ", p.fwhm, " s");
+  require(p.wavelength >= 0, "pulse.wavelength", "must be > 0 (or 0: grid.center_wavelength), got ", p.wavelength,
+          " m");
+  if (p.wavelength > 0) {
+    // The carrier, and 5 spectral widths either side of it (a transform-limited Gaussian's
+    // intensity FWHM, 4 ln 2 / fwhm rad/s, times √(1 + C²) for the chirp), lie in the window.
+    const double carrier = 2 * std::numbers::pi * kSpeedOfLight / p.wavelength;
+    const double width =
+        p.shape == PulseShape::user ? 0.0 : 5 * 4 * std::numbers::ln2 / p.fwhm * std::sqrt(1 + p.chirp * p.chirp);
+    require(carrier - width > lo && carrier + width < hi, "pulse.wavelength", "the pulse's spectrum (carrier ", carrier,
+            " rad/s, ±", width, " rad/s for 5 spectral widths) does not fit the frequency window [", lo, ", ", hi,
+            "] rad/s: move grid.center_wavelength or use more grid.points");
+  }
   // Seeds are TOML integers in the canonical form, hence below 2^63.
   require(p.noise_seed <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()), "pulse.noise_seed",
           "must be < 2^63, got ", p.noise_seed);

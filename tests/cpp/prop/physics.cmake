@@ -16,3 +16,8 @@ target_compile_definitions(lockstep_prop_gas_tests PRIVATE LOCKSTEP_TEST_DATA="$
 # integral formula and Luna.jl's symbolic values.
 lockstep_add_test_executable(lockstep_prop_guide_tests TIMEOUT 60
   SOURCES test_guide.cpp LIBS lockstep_prop)
+# Gas-filled capillaries in the propagation: the linear operator and γ against the mode, linear
+# propagation, launches by energy, an adaptive run in helium, scans of capillary keys as batches.
+lockstep_add_test_executable(lockstep_prop_capillary_tests TIMEOUT 120
+  SOURCES test_capillary.cpp LIBS lockstep_prop_io)
+target_compile_definitions(lockstep_prop_capillary_tests PRIVATE LOCKSTEP_EXAMPLES="${PROJECT_SOURCE_DIR}/examples")

@@ -118,6 +118,122 @@ TEST(Recipe, UnitSpellings) {
   EXPECT_EQ(loss.loss_table_alpha[1], 0.5);
 }
 
+TEST(Recipe, PressureTemperatureEnergyUnits) {
+  const auto fibre = [](const std::string& keys) {
+    return parse_recipe("[fibre]\ntype = \"capillary\"\n" + keys, "units.toml").config.fibre;
+  };
+  // Powers of ten are exact; atm and Torr are one product; degC is one extended-precision sum.
+  EXPECT_EQ(fibre("pressure = \"5 bar\"").pressure, 5e5);
+  EXPECT_EQ(fibre("pressure = 1.5").pressure, 1.5e5);  // bare number: bar
+  EXPECT_EQ(fibre("pressure = \"500 mbar\"").pressure, 5e4);
+  EXPECT_EQ(fibre("pressure = \"0.3 MPa\"").pressure, 3e5);
+  EXPECT_EQ(fibre("pressure = \"12 kPa\"").pressure, 1.2e4);
+  EXPECT_EQ(fibre("pressure = \"987 hPa\"").pressure, 98700.0);
+  EXPECT_EQ(fibre("pressure = \"2e4 Pa\"").pressure, 2e4);
+  EXPECT_EQ(fibre("pressure = \"1 atm\"").pressure, 101325.0);
+  EXPECT_NEAR(fibre("pressure = \"760 Torr\"").pressure, 101325.0, 1e-10);
+  EXPECT_EQ(fibre("temperature = \"20 degC\"").temperature, 293.15);
+  EXPECT_EQ(fibre("temperature = \"20 \xC2\xB0"
+                  "C\"")
+                .temperature,
+            293.15);  // the degree sign
+  EXPECT_EQ(fibre("temperature = \"-23.15 degC\"").temperature, 250.0);
+  EXPECT_EQ(fibre("temperature = \"300 K\"").temperature, 300.0);
+  EXPECT_EQ(fibre("temperature = 310").temperature, 310.0);  // bare number: K
+  EXPECT_EQ(fibre("radius = \"75 um\"").radius, 75e-6);
+  EXPECT_EQ(fibre("radius = \"75 \xC2\xB5m\"").radius, 75e-6);
+  EXPECT_EQ(fibre("radius = \"0.075 mm\"").radius, 75e-6);
+  EXPECT_EQ(fibre("radius = 75").radius, 75e-6);  // bare number: µm
+  const auto energy = [](const std::string& value) {
+    return parse_recipe("[pulse]\nenergy = " + value + "\n", "units.toml").config.pulse.energy;
+  };
+  EXPECT_EQ(energy("\"20 uJ\""), 20e-6);
+  EXPECT_EQ(energy("\"0.2 mJ\""), 2e-4);
+  EXPECT_EQ(energy("\"150 nJ\""), 150e-9);
+  EXPECT_EQ(energy("\"1e-5 J\""), 1e-5);
+  EXPECT_EQ(energy("20"), 20e-6);  // bare number: µJ
+  EXPECT_EQ(parse_recipe("[pulse]\nwavelength = 800\n", "units.toml").config.pulse.wavelength, 800e-9);
+}
+
+TEST(Recipe, CapillaryExample) {
+  const Recipe r = load_recipe(std::filesystem::path(LOCKSTEP_EXAMPLES) / "capillary_he.toml");
+  const Config& c = r.config;
+  EXPECT_EQ(c.fibre.type, FibreType::capillary);
+  EXPECT_EQ(c.fibre.gas, gas::Species::He);
+  EXPECT_EQ(c.fibre.pressure, 2e5);
+  EXPECT_EQ(c.fibre.temperature, 293.15);
+  EXPECT_EQ(c.fibre.radius, 125e-6);
+  EXPECT_EQ(c.fibre.length, 1.45);
+  EXPECT_EQ(c.pulse.energy, 5e-4);
+  EXPECT_EQ(c.pulse.fwhm, 20e-15);
+  EXPECT_EQ(c.pulse.wavelength, 800e-9);
+  EXPECT_EQ(c.grid.center_wavelength, 300e-9);
+  expect_same(parse_config(r.canonical, "canonical"), c);
+}
+
+TEST(Recipe, CapillaryKeysDefaultsAndCanonicalForm) {
+  const Recipe r = parse_recipe(R"(
+[grid]
+points = 2048
+time_window = "1.2 ps"
+center_wavelength = "300 nm"
+[fibre]
+type = "capillary"
+length = "80 cm"
+gas = "Ar"
+pressure = "0.4 bar"
+temperature = "25 degC"
+radius = "100 um"
+mode_model = "reduced"
+cladding_index = 1.46
+[pulse]
+energy = "0.1 mJ"
+fwhm = "15 fs"
+wavelength = "800 nm"
+)",
+                                "capillary.toml");
+  const FibreConfig& f = r.config.fibre;
+  EXPECT_EQ(f.type, FibreType::capillary);
+  EXPECT_EQ(f.gas, gas::Species::Ar);
+  EXPECT_EQ(f.pressure, 4e4);
+  EXPECT_EQ(f.temperature, 298.15);
+  EXPECT_EQ(f.radius, 100e-6);
+  EXPECT_EQ(f.mode_model, capillary::ModeForm::reduced);
+  EXPECT_EQ(f.cladding, CladdingKind::index);  // a wall index given alone makes the wall that index
+  EXPECT_EQ(f.cladding_index, 1.46);
+  EXPECT_EQ(f.cladding_extinction, 0.0);
+  EXPECT_EQ(f.raman, RamanModel::none);  // a capillary's default
+  EXPECT_EQ(r.config.pulse.energy, 1e-4);
+  EXPECT_EQ(r.config.pulse.wavelength, 800e-9);
+  // The canonical form holds what applies, and reads back bit for bit.
+  for (const char* line :
+       {"type = \"capillary\"", "gas = \"Ar\"", "pressure = \"40000 Pa\"", "temperature = \"298.15 K\"",
+        "radius = \"1e-04 m\"", "mode_model = \"reduced\"", "cladding = \"index\"", "cladding_index = 1.46",
+        "cladding_extinction = 0.0", "raman = \"none\"", "energy = \"1e-04 J\"", "wavelength = \"8e-07 m\""})
+    EXPECT_NE(r.canonical.find(std::string("\n") + line + "\n"), std::string::npos) << line << "\n" << r.canonical;
+  for (const char* key : {"betas", "gamma", "loss", "raman_fraction", "helium_sellmeier", "peak_power"})
+    EXPECT_EQ(r.canonical.find(std::string("\n") + key + " = "), std::string::npos) << key << "\n" << r.canonical;
+  const Recipe again = parse_recipe(r.canonical, "canonical.toml");
+  expect_same(again.config, r.config);
+  EXPECT_EQ(again.canonical, r.canonical);
+  EXPECT_EQ(config_hash(again.config), config_hash(r.config));
+
+  // Defaults of a capillary: helium at 1 bar and 20 °C in 125 µm, full mode, silica wall.
+  const FibreConfig d = parse_recipe("[fibre]\ntype = \"capillary\"\n", "d.toml").config.fibre;
+  EXPECT_EQ(d.gas, gas::Species::He);
+  EXPECT_EQ(d.pressure, 1e5);
+  EXPECT_EQ(d.temperature, 293.15);
+  EXPECT_EQ(d.radius, 125e-6);
+  EXPECT_EQ(d.mode_model, capillary::ModeForm::full);
+  EXPECT_EQ(d.cladding, CladdingKind::silica);
+  EXPECT_EQ(d.helium_sellmeier, gas::HeliumForm::ermolov);
+  EXPECT_EQ(d.raman, RamanModel::none);
+  EXPECT_TRUE(d.self_steepening);
+  // An explicit "none" is accepted; an explicit type = "coefficients" is the default.
+  EXPECT_NO_THROW(parse_recipe("[fibre]\ntype = \"capillary\"\nraman = \"none\"\n", "n.toml"));
+  expect_same(parse_recipe("[fibre]\ntype = \"coefficients\"\n", "c.toml").config, Config{});
+}
+
 TEST(Recipe, RamanFractionDefaultsPerModel) {
   EXPECT_EQ(parse_recipe("[fibre]\nraman = \"lin-agrawal\"\n", "r").config.fibre.raman_fraction, 0.245);
   EXPECT_EQ(parse_recipe("[fibre]\nraman = \"none\"\n", "r").config.fibre.raman_fraction, 0.0);
@@ -257,6 +373,101 @@ const BadRecipe kBadRecipes[] = {
     {"scan value of a wrong unit", "[scan]\n\"pulse.peak_power\" = [\"5 kg\"]\n",
      "pulse.peak_power: unknown unit 'kg'"},
     {"ensemble of none", "[ensemble]\nmembers = 0\n", "ensemble.members: must be in [1, 1000000], got 0"},
+    // Capillaries: keys that do not apply, the gas's state, the wall, the frequency window.
+    {"betas for a capillary", "[fibre]\ntype = \"capillary\"\nbetas = [-20.0]\n",
+     "fibre.betas: applies to fibre.type = \"coefficients\" only"},
+    {"gamma for a capillary", "[fibre]\ntype = \"capillary\"\ngamma = 0.1\n",
+     "fibre.gamma: applies to fibre.type = \"coefficients\" only"},
+    {"loss for a capillary", "[fibre]\ntype = \"capillary\"\nloss = \"1 dB/m\"\n",
+     "fibre.loss: applies to fibre.type = \"coefficients\" only"},
+    {"beta table for a capillary",
+     "[fibre]\ntype = \"capillary\"\nbeta_table_omega = [1, 2, 3, 4]\nbeta_table_beta = [1, 2, 3, 4]\n",
+     "fibre.beta_table_omega: applies to fibre.type = \"coefficients\" only"},
+    {"loss table for a capillary",
+     "[fibre]\ntype = \"capillary\"\nloss_table_omega = [1, 2]\nloss_table_alpha = [0, 0]\n",
+     "fibre.loss_table_omega: applies to fibre.type = \"coefficients\" only"},
+    {"Raman parameter for a capillary", "[fibre]\ntype = \"capillary\"\nraman_tau1 = 12\n",
+     "fibre.raman_tau1: applies to fibre.type = \"coefficients\" only"},
+    {"betas_unit for a capillary", "[fibre]\ntype = \"capillary\"\nbetas_unit = \"fs^k/mm\"\n",
+     "fibre.betas_unit: applies to fibre.type = \"coefficients\" only"},
+    {"Raman model for a capillary", "[fibre]\ntype = \"capillary\"\nraman = \"blow-wood\"\n",
+     "fibre.raman: a gas-filled capillary has no Raman response here"},
+    {"gas for a fibre of coefficients", "[fibre]\ngas = \"Ar\"\n",
+     "fibre.gas: applies to fibre.type = \"capillary\" only"},
+    {"pressure for a fibre of coefficients", "[fibre]\npressure = \"1 bar\"\n",
+     "fibre.pressure: applies to fibre.type = \"capillary\" only"},
+    {"radius for a fibre of coefficients", "[fibre]\nradius = \"75 um\"\n",
+     "fibre.radius: applies to fibre.type = \"capillary\" only"},
+    {"wall index for a fibre of coefficients", "[fibre]\ncladding_index = 1.5\n",
+     "fibre.cladding_index: applies to a capillary with fibre.cladding = \"index\" only"},
+    {"wall index for a silica wall", "[fibre]\ntype = \"capillary\"\ncladding = \"silica\"\ncladding_index = 1.5\n",
+     "fibre.cladding_index: applies to a capillary with fibre.cladding = \"index\" only"},
+    {"helium form for argon", "[fibre]\ntype = \"capillary\"\ngas = \"Ar\"\nhelium_sellmeier = \"borzsonyi\"\n",
+     "fibre.helium_sellmeier: applies to a capillary filled with He (fibre.gas = \"He\") only"},
+    {"unknown fibre type", "[fibre]\ntype = \"capilary\"\n",
+     "fibre.type: 'capilary' is not one of \"coefficients\", \"capillary\"; did you mean 'capillary'?"},
+    {"unknown gas", "[fibre]\ntype = \"capillary\"\ngas = \"he\"\n",
+     "fibre.gas: 'he' is not one of \"He\", \"Ne\", \"Ar\", \"Kr\", \"Xe\", \"N2\", \"air\"; did you mean 'He'?"},
+    {"unknown mode model", "[fibre]\ntype = \"capillary\"\nmode_model = \"exact\"\n",
+     "fibre.mode_model: 'exact' is not one of \"full\", \"reduced\""},
+    {"pressure in a length unit", "[fibre]\ntype = \"capillary\"\npressure = \"5 m\"\n",
+     "fibre.pressure: unit 'm' is a length (m, km, cm, mm, um, nm), expected a pressure (Pa, hPa, kPa, MPa, mbar, bar"},
+    {"unknown pressure unit", "[fibre]\ntype = \"capillary\"\npressure = \"5 psi\"\n",
+     "fibre.pressure: unknown unit 'psi', expected a pressure"},
+    {"temperature in a pressure unit", "[fibre]\ntype = \"capillary\"\ntemperature = \"5 bar\"\n",
+     "fibre.temperature: unit 'bar' is a pressure"},
+    {"negative pressure", "[fibre]\ntype = \"capillary\"\npressure = \"-1 bar\"\n",
+     "fibre.pressure: must be in [0, 150] bar, got -1 bar"},
+    {"pressure beyond the table", "[fibre]\ntype = \"capillary\"\npressure = \"200 bar\"\n",
+     "fibre.pressure: must be in [0, 150] bar, got 200 bar"},
+    {"temperature below the table", "[fibre]\ntype = \"capillary\"\ntemperature = \"-40 degC\"\n",
+     "fibre.temperature: must be in [250, 500] K (the domain of the equations of state), got 233.15 K"},
+    {"condensing xenon",
+     "[fibre]\ntype = \"capillary\"\ngas = \"Xe\"\ntemperature = \"260 K\"\npressure = \"40 bar\"\n",
+     "fibre.pressure: "},
+    {"zero radius", "[fibre]\ntype = \"capillary\"\nradius = 0\n", "fibre.radius: must be > 0, got 0 m"},
+    {"wall of vacuum", "[fibre]\ntype = \"capillary\"\ncladding_index = 1.0\n", "fibre.cladding_index: "},
+    {"wall index not positive", "[fibre]\ntype = \"capillary\"\ncladding_index = -1.5\n",
+     "fibre.cladding_index: must be > 0, got -1.5"},
+    {"wall that amplifies", "[fibre]\ntype = \"capillary\"\ncladding_extinction = -0.1\n",
+     "fibre.cladding_extinction: must be ≥ 0 (absorption), got -0.1"},
+    {"grid beyond the gas's resonance",
+     "[grid]\ncenter_wavelength = \"200 nm\"\npoints = 4096\ntime_window = \"1.5 ps\"\n"
+     "[fibre]\ntype = \"capillary\"\ngas = \"Xe\"\n",
+     "grid.points: the frequency window ["},
+    {"capillary grid through zero frequency",
+     "[grid]\ncenter_wavelength = \"800 nm\"\npoints = 8192\ntime_window = \"1 ps\"\n[fibre]\ntype = \"capillary\"\n",
+     "grid.points: the frequency window (±"},
+    // Launch by energy, carriers of their own.
+    {"peak power and energy", "[pulse]\npeak_power = \"1 kW\"\nenergy = \"1 nJ\"\n",
+     "pulse.peak_power: give either pulse.peak_power or pulse.energy, not both"},
+    {"zero energy", "[pulse]\nenergy = 0\n", "pulse.energy: must be > 0, got 0 J"},
+    {"negative energy", "[pulse]\nenergy = \"-1 uJ\"\n", "pulse.energy: must be > 0, got -1e-06 J"},
+    {"energy in a power unit", "[pulse]\nenergy = \"20 W\"\n",
+     "pulse.energy: unit 'W' is a power (W, mW, kW, MW, GW), expected an energy (J, kJ, mJ, uJ, nJ, pJ, fJ)"},
+    {"zero carrier wavelength", "[pulse]\nwavelength = 0\n", "pulse.wavelength: must be > 0, got 0 m"},
+    {"carrier outside the frequency window", "[pulse]\nwavelength = \"400 nm\"\n",
+     "pulse.wavelength: the pulse's spectrum (carrier "},
+    // Scans that would mix what applies.
+    {"scan of the fibre type", "[scan]\n\"fibre.type\" = [\"capillary\"]\n",
+     "scan.fibre.type: cannot be scanned (the keys that apply differ between fibre types)"},
+    {"scan of a capillary key on a fibre of coefficients", "[scan]\n\"fibre.pressure\" = [\"1 bar\"]\n",
+     "scan.fibre.pressure: applies to fibre.type = \"capillary\" only"},
+    {"scan of a coefficient on a capillary", "[fibre]\ntype = \"capillary\"\n[scan]\n\"fibre.gamma\" = [0.1]\n",
+     "scan.fibre.gamma: applies to fibre.type = \"coefficients\" only"},
+    {"scan of energy under a peak power", "[pulse]\npeak_power = \"1 kW\"\n[scan]\n\"pulse.energy\" = [\"1 nJ\"]\n",
+     "scan.pulse.energy[0]: with this value, pulse.peak_power (given in the recipe) no longer applies"},
+    {"scan of peak power under an energy", "[pulse]\nenergy = \"1 nJ\"\n[scan]\n\"pulse.peak_power\" = [\"1 kW\"]\n",
+     "scan.pulse.peak_power: give either pulse.peak_power or pulse.energy, not both"},
+    {"scan of energy and peak power", "[scan]\n\"pulse.peak_power\" = [\"1 kW\"]\n\"pulse.energy\" = [\"1 nJ\"]\n",
+     "scan.pulse.energy: pulse.peak_power is scanned as well; launch by one of them"},
+    {"scan of a zero energy", "[scan]\n\"pulse.energy\" = [\"1 nJ\", 0]\n",
+     "scan.pulse.energy[1]: must be > 0, got 0 J"},
+    {"scan of a pressure out of range", "[fibre]\ntype = \"capillary\"\n[scan]\n\"fibre.pressure\" = [1, 500]\n",
+     "scan.fibre.pressure[1]: with this value, fibre.pressure: must be in [0, 150] bar, got 500 bar"},
+    {"scan of a wall that drops a key",
+     "[fibre]\ntype = \"capillary\"\ncladding_index = 1.5\n[scan]\n\"fibre.cladding\" = [\"index\", \"silica\"]\n",
+     "scan.fibre.cladding[1]: with this value, fibre.cladding_index (given in the recipe) no longer applies"},
     {"ensemble key typo", "[ensemble]\nmember = 3\n", "ensemble.member: unknown key; did you mean 'ensemble.members'?"},
     {"ensemble without members", "[ensemble]\nseed = 1\n", "ensemble.members: missing"},
 };
@@ -315,15 +526,18 @@ std::string mutate(const std::string& text, std::mt19937_64& rng) {
 }
 
 TEST(Recipe, FuzzedRecipesOnlyEverThrowInvalidArgument) {
-  // The example plus a scan and an ensemble, so those readers are fuzzed as well.
-  const std::string base = read_text(std::filesystem::path(LOCKSTEP_EXAMPLES) / "dudley.toml") +
-                           "\n[scan]\n\"pulse.peak_power\" = [\"5 kW\", \"10 kW\"]\n\"fibre.gamma\" = [0.1, 0.11]\n"
-                           "\n[ensemble]\nmembers = 3\nseed = 7\n";
-  ASSERT_NO_THROW(parse_recipe(base, "fuzz.toml"));
+  // The examples plus a scan and an ensemble, so those readers are fuzzed as well.
+  const std::string dudley = read_text(std::filesystem::path(LOCKSTEP_EXAMPLES) / "dudley.toml") +
+                             "\n[scan]\n\"pulse.peak_power\" = [\"5 kW\", \"10 kW\"]\n\"fibre.gamma\" = [0.1, 0.11]\n"
+                             "\n[ensemble]\nmembers = 3\nseed = 7\n";
+  const std::string capillary = read_text(std::filesystem::path(LOCKSTEP_EXAMPLES) / "capillary_he.toml") +
+                                "\n[scan]\n\"fibre.pressure\" = [\"1 bar\", 2]\n\"pulse.energy\" = [\"0.4 mJ\", 500]\n";
+  ASSERT_NO_THROW(parse_recipe(dudley, "fuzz.toml"));
+  ASSERT_NO_THROW(parse_recipe(capillary, "fuzz.toml"));
   std::mt19937_64 rng(testing::fresh_seed());
   int accepted = 0, refused = 0;
-  for (int i = 0; i < 2000; ++i) {
-    const std::string text = mutate(base, rng);
+  for (int i = 0; i < 3000; ++i) {
+    const std::string text = mutate(i % 3 == 2 ? capillary : dudley, rng);
     try {
       const Recipe r = parse_recipe(text, "fuzz.toml");
       // Whatever is accepted is a valid configuration whose canonical form reads back.

@@ -1,6 +1,7 @@
 // Scans (Cartesian products in the documented order, labels) and shot-noise ensembles.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "lockstep/prop/config_hash.hpp"
@@ -61,6 +62,41 @@ TEST(Scan, OrderFollowsTheRecipeAndNestedKeysWork) {
   EXPECT_EQ(members[1].config.stepping.scheme, Scheme::rk4ip);
   EXPECT_FALSE(members[1].config.fibre.self_steepening);
   EXPECT_EQ(members[2].config.stepping.scheme, Scheme::dp54ip);
+}
+
+TEST(Scan, CapillaryKeysAndEnergy) {
+  const Recipe r = parse_recipe(R"(
+[fibre]
+type = "capillary"
+[pulse]
+fwhm = "30 fs"
+[scan]
+"fibre.gas" = ["He", "Ar"]
+"fibre.radius" = ["75 um", 125]
+"fibre.length" = ["10 cm", 0.2]
+"pulse.energy" = ["50 uJ", "0.1 mJ"]
+)",
+                                "capillary.toml");
+  const auto members = expand_members(r);
+  ASSERT_EQ(members.size(), 16u);
+  EXPECT_EQ(members[0].label, "gas=He,radius=75um,length=10cm,energy=50uJ");
+  EXPECT_EQ(members[15].label, "gas=Ar,radius=125,length=0.2,energy=0.1mJ");
+  EXPECT_EQ(members[15].config.fibre.gas, gas::Species::Ar);
+  EXPECT_EQ(members[15].config.fibre.radius, 125e-6);
+  EXPECT_EQ(members[15].config.fibre.length, 0.2);
+  EXPECT_EQ(members[15].config.pulse.energy, 1e-4);
+  EXPECT_EQ(members[0].config.pulse.energy, 5e-5);
+  for (const auto& m : members) EXPECT_EQ(m.config.fibre.type, FibreType::capillary);
+  // The canonical forms differ only in the scanned keys.
+  Config expected = r.config;
+  expected.fibre.gas = gas::Species::Ar;
+  expected.fibre.radius = 125e-6;
+  expected.fibre.length = 0.2;
+  expected.pulse.energy = 1e-4;
+  EXPECT_TRUE(config_differences(expected, members[15].config).empty());
+  // A scan over energy on a recipe that gives no peak power launches every member by energy.
+  const auto d = config_differences(Config{}, members[0].config);
+  EXPECT_NE(std::find(d.begin(), d.end(), "pulse.peak_power: 10000 W vs (not used)"), d.end());
 }
 
 TEST(Scan, EnsembleSeedsConsecutively) {
