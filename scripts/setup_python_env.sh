@@ -70,7 +70,7 @@ echo "== building and installing lockstep into $VENV"
 # CUDA (where nvcc is found) for this machine's GPUs, or sm_90 alone without one
 # (scripts/cuda_architectures.sh); a pip install without this compiles for every architecture.
 "$VPY" -m pip install -q --no-build-isolation \
-  -C cmake.define.CMAKE_CUDA_ARCHITECTURES="$("$ROOT/scripts/cuda_architectures.sh")" "$ROOT"
+  --config-settings=cmake.define.CMAKE_CUDA_ARCHITECTURES="$("$ROOT/scripts/cuda_architectures.sh")" "$ROOT"
 
 "$VPY" - <<'PY'
 import sys, torch, lockstep
