@@ -143,11 +143,13 @@ def temporal_evolution(result, floor_db: float = -40.0):
 
 
 def _span(axis_values: np.ndarray, above: np.ndarray, margin: float = 0.1) -> Tuple[float, float]:
-    """The range of axis_values where `above` holds anywhere, widened by `margin` of itself."""
+    """The range of axis_values where `above` holds anywhere, widened by `margin` of itself but
+    not past the axis' own ends (a spectrum reaching the grid's edge shows no blank beyond it)."""
     inside = axis_values[above]
     lo, hi = float(inside.min()), float(inside.max())
     pad = margin * (hi - lo) if hi > lo else abs(lo) * margin + 1e-30
-    return lo - pad, hi + pad
+    finite = axis_values[np.isfinite(axis_values)]
+    return max(lo - pad, float(finite.min())), min(hi + pad, float(finite.max()))
 
 
 def _figure(figsize=(6.4, 4.8)):
