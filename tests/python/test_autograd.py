@@ -186,7 +186,7 @@ def test_gil_is_released_during_compute(gen):
     import threading
     import time
 
-    x, theta, w, c = make_inputs(gen, "pz_encoding", B=3000, O=6, I=6, reps=3, group="natural",
+    x, theta, w, c = make_inputs(gen, "pz_encoding", B=40000, O=6, I=6, reps=3, group="natural",
                                  dtype=torch.float64)
     done = threading.Event()
     t0 = time.perf_counter()
