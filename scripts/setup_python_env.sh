@@ -63,14 +63,16 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1
 # the reference safetensors writer: model files from PyTorch in the CLI tests
 "$VPY" -m pip install -q "safetensors==0.8.0"
 # cuFFTDx (NVIDIA MathDx, headers only): the CUDA propagation engine's fused evaluation of N,
-# found here by CMake (src/prop/cuda/cufftdx.cmake)
+# given to CMake as LOCKSTEP_MATHDX_ROOT (src/prop/cuda/cufftdx.cmake) here and by scripts/test.sh
 "$VPY" -m pip install -q "nvidia-mathdx==25.6.0"
+MATHDX_ROOT="$("$VPY" -c 'import nvidia.mathdx as m; print(m.__path__[0])')"
 
 echo "== building and installing lockstep into $VENV"
 # CUDA (where nvcc is found) for this machine's GPUs, or sm_90 alone without one
 # (scripts/cuda_architectures.sh); a pip install without this compiles for every architecture.
 "$VPY" -m pip install -q --no-build-isolation \
-  --config-settings=cmake.define.CMAKE_CUDA_ARCHITECTURES="$("$ROOT/scripts/cuda_architectures.sh")" "$ROOT"
+  --config-settings=cmake.define.CMAKE_CUDA_ARCHITECTURES="$("$ROOT/scripts/cuda_architectures.sh")" \
+  --config-settings=cmake.define.LOCKSTEP_MATHDX_ROOT="$MATHDX_ROOT" "$ROOT"
 
 "$VPY" - <<'PY'
 import sys, torch, lockstep
