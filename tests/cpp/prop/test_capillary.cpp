@@ -22,8 +22,10 @@
 #include "lockstep/prop/pulse.hpp"
 #include "lockstep/prop/recipe.hpp"
 #include "lockstep/prop/scan.hpp"
+#include "test_helpers.hpp"
 
 namespace lp = lockstep::prop;
+using lockstep::prop::testing::rms_width;
 namespace gas = lockstep::prop::gas;
 namespace cap = lockstep::prop::capillary;
 using lp::Complex;
@@ -257,18 +259,6 @@ std::vector<Complex> field_of(const std::vector<Complex>& spectrum) {
   std::vector<Complex> f(spectrum.size());
   t.to_time(spectrum.data(), f.data());
   return f;
-}
-
-double rms_width(const std::vector<Complex>& a, const std::vector<double>& t) {
-  double s0 = 0, s1 = 0, s2 = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const double p = std::norm(a[i]);
-    s0 += p;
-    s1 += p * t[i];
-    s2 += p * t[i] * t[i];
-  }
-  const double mean = s1 / s0;
-  return std::sqrt(s2 / s0 - mean * mean);
 }
 
 TEST(CapillaryPropagation, GaussianBroadensWithTheModesBeta2AndLosesEnergyByItsLoss) {

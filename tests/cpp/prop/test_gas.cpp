@@ -18,9 +18,12 @@
 #include "lockstep/prop/capillary.hpp"
 #include "lockstep/prop/gas.hpp"
 #include "lockstep/prop/grid.hpp"
+#include "test_helpers.hpp"
 
 namespace lockstep::prop {
 namespace {
+
+using testing::message_of;
 
 using capillary::Complex;
 using gas::Species;
@@ -28,15 +31,6 @@ constexpr double kAvogadro = 6.02214076e23;
 constexpr double kMicron = 1e-6;
 
 double relative(double value, double reference) { return std::abs(value / reference - 1); }
-
-template <class F> std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "(no std::invalid_argument)";
-}
 
 // ---- Names -------------------------------------------------------------------------------------
 

@@ -21,9 +21,12 @@
 #include "lockstep/prop/capillary.hpp"
 #include "lockstep/prop/gas.hpp"
 #include "lockstep/prop/guide.hpp"
+#include "test_helpers.hpp"
 
 namespace lockstep::prop {
 namespace {
+
+using testing::message_of;
 
 using Complex = std::complex<double>;
 using gas::HeliumForm;
@@ -33,15 +36,6 @@ constexpr double kC = 299792458.0;
 constexpr double kU = 2.4048255576957724;  // first zero of J0
 constexpr double kPi = std::numbers::pi;
 constexpr double kAtm = 101325.0;
-
-template <class F> std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "(no std::invalid_argument)";
-}
 
 // ---- The gas's Sellmeier forms, written out from the papers (docs/GAS.md §2) --------------------
 

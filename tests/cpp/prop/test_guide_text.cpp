@@ -8,18 +8,12 @@
 #include <string>
 
 #include "lockstep/prop/guide_text.hpp"
+#include "test_helpers.hpp"
 
 namespace lockstep::prop {
 namespace {
 
-template <class F> std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "(no std::invalid_argument)";
-}
+using testing::message_of;
 
 guide::QueryText minimal() {
   guide::QueryText t;

@@ -17,8 +17,10 @@
 #include "lockstep/prop/pulse.hpp"
 #include "lockstep/prop/runner.hpp"
 #include "lockstep/prop/transform.hpp"
+#include "test_helpers.hpp"
 
 namespace lp = lockstep::prop;
+using lockstep::prop::testing::rms_width;
 using lp::Complex;
 using std::numbers::pi;
 
@@ -103,19 +105,6 @@ std::string sci(double x) {
 }
 
 double wrap(double phase) { return std::remainder(phase, 2 * pi); }
-
-// RMS width of |A|² in time.
-double rms_width(const std::vector<Complex>& a, const std::vector<double>& t) {
-  double s0 = 0, s1 = 0, s2 = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const double p = std::norm(a[i]);
-    s0 += p;
-    s1 += p * t[i];
-    s2 += p * t[i] * t[i];
-  }
-  const double mean = s1 / s0;
-  return std::sqrt(s2 / s0 - mean * mean);
-}
 
 }  // namespace
 
